@@ -1,0 +1,1 @@
+//! PDN (placeholder while the reader is written).
