@@ -34,27 +34,37 @@ struct CaptureSearch<'a> {
     /// Fewest pieces a capture must take to be kept (the most found so far, at least one).
     best: &'a mut u32,
     out: &'a mut MoveList,
+    /// Count single captures instead of listing them (they need no de-duplication).
+    count_only: bool,
+    /// Single captures counted in `count_only` mode.
+    counted: u32,
 }
 
 impl CaptureSearch<'_> {
     fn man(&mut self, s: u64, captured: u64) {
+        let avail = self.opp & !captured;
         let mut extended = false;
-        for d in Direction::ALL {
-            let m = step(s, d) & self.opp & !captured;
-            if m == 0 {
-                continue;
-            }
-            let l = step(m, d) & self.empty;
-            if l == 0 {
-                continue;
-            }
-            extended = true;
-            if self.promote_in_capture && l & self.promo != 0 {
-                self.king(l, captured | m, true);
-            } else {
-                self.man(l, captured | m);
-            }
+        // The four directions written out: this is the hottest loop of the generator.
+        macro_rules! dir {
+            ($d:expr) => {{
+                let m = step(s, $d) & avail;
+                if m != 0 {
+                    let l = step(m, $d) & self.empty;
+                    if l != 0 {
+                        extended = true;
+                        if self.promote_in_capture && l & self.promo != 0 {
+                            self.king(l, captured | m, true);
+                        } else {
+                            self.man(l, captured | m);
+                        }
+                    }
+                }
+            }};
         }
+        dir!(Direction::UpLeft);
+        dir!(Direction::UpRight);
+        dir!(Direction::DownLeft);
+        dir!(Direction::DownRight);
         if !extended && captured != 0 {
             // FMJD: a man is crowned only if its move ends on the far row.
             self.record(s, captured, false, s & self.promo != 0);
@@ -94,6 +104,11 @@ impl CaptureSearch<'_> {
         if n > *self.best {
             *self.best = n;
             self.out.clear();
+            self.counted = 0;
+        }
+        if n == 1 && self.count_only {
+            self.counted += 1;
+            return;
         }
         let to = Square::from_bit_unchecked(to.trailing_zeros() as u8);
         let mv = Move::new(self.from, to, Bitboard(captured), by_king, promotes);
@@ -171,9 +186,13 @@ impl Position {
     /// The number of legal moves, counting quiet moves without listing them.
     pub fn count_legal_moves_with(&self, promote_during_capture: bool) -> usize {
         if self.has_capture() {
+            if !promote_during_capture {
+                if let Some(n) = self.count_single_man_captures() {
+                    return n;
+                }
+            }
             let mut out = MoveList::new();
-            self.generate_captures(promote_during_capture, &mut out);
-            return out.len();
+            return self.captures(promote_during_capture, &mut out, true);
         }
         let us = self.side_to_move();
         let empty = self.empty_squares().0;
@@ -198,34 +217,91 @@ impl Position {
         n as usize
     }
 
+    /// Counts the captures with bitboards alone when the side to move has no king and no man's
+    /// first jump can be followed by a second: then every legal capture takes one piece and is
+    /// one (man, direction) pair. Returns `None` when that does not hold.
+    ///
+    /// A second jump from the landing square `l` of a jump in direction `d` can only go in one of
+    /// the three other directions than back: going back would meet the piece just taken. In those
+    /// directions neither that piece nor the vacated start square can be met within two steps, so
+    /// testing against the plain board is exact.
+    #[inline]
+    fn count_single_man_captures(&self) -> Option<usize> {
+        let us = self.side_to_move();
+        if self.kings(us).any() {
+            return None;
+        }
+        let men = self.men(us).0;
+        let opp = self.pieces(!us).0;
+        let empty = self.empty_squares().0;
+        let mut total = 0;
+        for d in Direction::ALL {
+            let r = d.reverse();
+            let jumpers = men & step(step(empty, r) & opp, r);
+            if jumpers == 0 {
+                continue;
+            }
+            total += jumpers.count_ones() as usize;
+            let landings = step(step(jumpers, d), d);
+            for d2 in Direction::ALL {
+                if d2 != r && step(step(landings, d2) & opp, d2) & empty != 0 {
+                    return None;
+                }
+            }
+        }
+        Some(total)
+    }
+
     /// Whether `mv` is legal here under the FMJD rules.
     pub fn is_legal(&self, mv: &Move) -> bool {
         self.legal_moves().contains(mv)
     }
 
     fn generate_captures(&self, promote_in_capture: bool, out: &mut MoveList) {
+        self.captures(promote_in_capture, out, false);
+    }
+
+    /// Finds the legal captures: lists them in `out`, or with `count_only` lists only the
+    /// multiple captures (which need de-duplication) and counts the single ones. Returns the
+    /// number of legal captures.
+    fn captures(&self, promote_in_capture: bool, out: &mut MoveList, count_only: bool) -> usize {
         let us = self.side_to_move();
         let opp = self.pieces(!us).0;
         let empty = self.empty_squares().0;
         let promo = us.promotion_row().0;
+        let men = self.men(us).0;
+        // Only men with an opponent piece next to them and an empty square behind it can start a
+        // capture; finding them with four shifts saves a search from every other man.
+        let mut capturers = 0;
+        for d in Direction::ALL {
+            let r = d.reverse();
+            capturers |= step(step(empty, r) & opp, r);
+        }
         let mut best = 1;
-        for from in self.pieces(us) {
-            let s = Bitboard::from_square(from).0;
-            let mut search = CaptureSearch {
-                opp,
-                empty: empty | s,
-                promo,
-                promote_in_capture,
-                from,
-                best: &mut best,
-                out,
-            };
-            if self.all_kings().contains(from) {
-                search.king(s, 0, false);
-            } else {
+        let mut search = CaptureSearch {
+            opp,
+            empty,
+            promo,
+            promote_in_capture,
+            from: Square::from_bit_unchecked(0),
+            best: &mut best,
+            out,
+            count_only,
+            counted: 0,
+        };
+        let mut starts = (men & capturers) | self.kings(us).0;
+        while starts != 0 {
+            let s = starts & starts.wrapping_neg();
+            starts ^= s;
+            search.from = Square::from_bit_unchecked(s.trailing_zeros() as u8);
+            search.empty = empty | s;
+            if men & s != 0 {
                 search.man(s, 0);
+            } else {
+                search.king(s, 0, false);
             }
         }
+        search.counted as usize + search.out.len()
     }
 
     fn generate_quiet(&self, out: &mut MoveList) {

@@ -3,14 +3,19 @@
 //! Leaves are bulk-counted: at depth 1 the legal moves are counted, not played, and quiet moves
 //! are counted with population counts without being listed.
 
-use crate::{Move, Position};
+use crate::{Move, MoveList, Position};
 
 /// The number of move paths of length `depth` from `pos` (FMJD rules), single-threaded.
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
         1 => pos.count_legal_moves() as u64,
-        _ => pos.legal_moves().iter().map(|mv| perft(&pos.play(mv), depth - 1)).sum(),
+        _ => {
+            // Filled in place: returning a move list by value would copy its inline buffer.
+            let mut moves = MoveList::new();
+            pos.generate_moves(false, &mut moves);
+            moves.iter().map(|mv| perft(&pos.play(mv), depth - 1)).sum()
+        }
     }
 }
 
