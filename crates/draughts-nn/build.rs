@@ -20,4 +20,32 @@ fn main() {
     println!("cargo:libtorch_lib={lib}");
     // -> env!("DRAUGHTS_LIBTORCH_LIB") in this crate (tests check for a CUDA build with it).
     println!("cargo:rustc-env=DRAUGHTS_LIBTORCH_LIB={lib}");
+    // -> env!("DRAUGHTS_LIBTORCH_VERSION"), recorded in checkpoint sidecars.
+    println!("cargo:rustc-env=DRAUGHTS_LIBTORCH_VERSION={}", libtorch_version(&lib));
+}
+
+/// The libtorch version: `<libtorch>/build-version` for an unpacked libtorch (what `scripts/setup`
+/// writes), `<site-packages>/torch/version.py` for a PyTorch install. torch-sys has already
+/// checked it against the version it expects; "unknown" if neither file is there.
+fn libtorch_version(lib: &str) -> String {
+    let lib = std::path::Path::new(lib);
+    let Some(root) = lib.parent() else {
+        return "unknown".to_owned();
+    };
+    let build_version = root.join("build-version");
+    if let Ok(text) = std::fs::read_to_string(&build_version) {
+        println!("cargo:rerun-if-changed={}", build_version.display());
+        return text.trim().to_owned();
+    }
+    let version_py = root.join("version.py");
+    if let Ok(text) = std::fs::read_to_string(&version_py) {
+        println!("cargo:rerun-if-changed={}", version_py.display());
+        for line in text.lines() {
+            if let Some(rest) = line.trim().strip_prefix("__version__") {
+                let v = rest.trim_start_matches([' ', '=']).trim().trim_matches(['\'', '"']);
+                return v.to_owned();
+            }
+        }
+    }
+    "unknown".to_owned()
 }

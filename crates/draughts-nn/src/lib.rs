@@ -9,7 +9,7 @@
 //! link with a build.rs like this (cargo passes `DEP_DRAUGHTS_NN_LIBTORCH_LIB` to build scripts of
 //! direct dependents of this crate):
 //!
-//! ```ignore
+//! ```text
 //! fn main() {
 //!     if let Ok(lib) = std::env::var("DEP_DRAUGHTS_NN_LIBTORCH_LIB") {
 //!         println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");

@@ -9,10 +9,14 @@ fn tensor_computation() -> Result<()> {
     assert_eq!(draughts_nn::libtorch_smoke()?, 52.0);
 
     let x = Tensor::arange(6, (Kind::Float, Device::Cpu)).reshape([2, 3]);
-    let y = (&x * 2.0 + 1.0).relu().sum_dim_intlist(1, false, Kind::Float);
+    let y = (&x * 2.0 + 1.0)
+        .relu()
+        .sum_dim_intlist(1, false, Kind::Float);
     // rows [0,1,2] and [3,4,5] -> [1,3,5] and [7,9,11]
     assert_eq!(Vec::<f32>::try_from(&y)?, vec![9.0, 27.0]);
-    let s = x.softmax(-1, Kind::Float).sum_dim_intlist(1, false, Kind::Float);
+    let s = x
+        .softmax(-1, Kind::Float)
+        .sum_dim_intlist(1, false, Kind::Float);
     for v in Vec::<f32>::try_from(&s)? {
         assert!((v - 1.0).abs() < 1e-6);
     }
@@ -32,7 +36,10 @@ fn varstore_safetensors_round_trip() -> Result<()> {
     let (mut fresh_vs, fresh_layer) = linear_store();
     let input = Tensor::randn([5, 4], (Kind::Float, Device::Cpu));
     let expected = layer.forward(&input);
-    assert!(!fresh_layer.forward(&input).equal(&expected), "fresh layer should differ");
+    assert!(
+        !fresh_layer.forward(&input).equal(&expected),
+        "fresh layer should differ"
+    );
 
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("linear.safetensors");

@@ -1,0 +1,89 @@
+//! The `draughts` binary as other tools drive it: output formats and exit codes.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn draughts(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_draughts"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn draughts");
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn perft_text_and_json() {
+    let o = draughts(&["perft", "--depth", "4"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("perft 4 = 4265 "), "{}", stdout(&o));
+
+    let o = draughts(&["perft", "--fen", "W:WK31-50:BK1-20", "--depth", "3", "--divide", "--json", "--threads", "1"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["nodes"], 352);
+    let divide = v["divide"].as_object().unwrap();
+    assert_eq!(divide.len(), 17);
+    assert_eq!(divide.values().map(|n| n.as_u64().unwrap()).sum::<u64>(), 352);
+}
+
+#[test]
+fn moves_one_per_line() {
+    let o = draughts(&["moves", "--fen", "W:WK46:B23"], None);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["46x10x23", "46x14x23", "46x19x23", "46x5x23"]);
+
+    let o = draughts(&["moves", "--fen", "W:WK47:B14,19,29,31,42", "--notation", "pdn"], None);
+    let text = stdout(&o);
+    assert_eq!(text.lines().count(), 2);
+    assert!(text.lines().all(|l| l.starts_with("47x") && l.ends_with("x36") && l.matches('x').count() == 4), "{text}");
+}
+
+#[test]
+fn moves_stdin_keeps_order_and_reports_bad_lines() {
+    let input = "W:W31-50:B1-20\nW:W28,32:B23\nW:W31-50:B\nnot a fen\n\nB:W47:B42\n";
+    let o = draughts(&["moves", "--stdin"], Some(input));
+    assert_eq!(o.status.code(), Some(2), "a bad line makes the exit status 2");
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1], "W:W28,32:B23\t1\t28x19x23");
+    assert_eq!(lines[2], "W:W31-50:B\t9\t31-26 32-27 33-28 34-29 35-30 31-27 32-28 33-29 34-30");
+    assert_eq!(lines[3], "B:W47:B42\t1\t42-48");
+    let err = stderr(&o);
+    assert!(err.contains("line 4"), "{err}");
+    assert!(err.contains("not a fen"), "{err}");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    for (args, needle) in [
+        (vec!["moves", "--fen", "W:W31,31"], "listed twice"),
+        (vec!["moves", "--fen", "W:W31-50:B1-20", "--rules", "russian"], "unknown rules"),
+        (vec!["perft", "--fen", "Q:W31", "--depth", "2"], "side to move"),
+        (vec!["perft", "--depth", "x"], "invalid value"),
+        (vec!["moves"], "required"),
+    ] {
+        let o = draughts(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}");
+    }
+}
