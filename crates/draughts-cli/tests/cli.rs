@@ -87,3 +87,27 @@ fn bad_input_exits_2_with_a_message() {
         assert!(!stderr(&o).contains("panicked"), "{args:?}");
     }
 }
+
+#[test]
+fn pdn_check_reports_game_and_move() {
+    let dir = std::env::temp_dir().join(format!("draughts-cli-pdn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = "[White \"a\"]\n[Black \"b\"]\n[Result \"2-0\"]\n\n1. 32-28 19-23 2. 28x19 14x23 2-0\n\n";
+    let bad = "[Result \"*\"]\n\n1. 32-28 19-23 2. 33-29 *\n\n";
+    let path = dir.join("games.pdn");
+    std::fs::write(&path, format!("{good}{bad}{good}")).unwrap();
+    let o = draughts(&["pdn", "check", path.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("game 2") && err.contains("move 2") && err.contains("33-29"), "{err}");
+    assert!(stdout(&o).contains("3 games read, 2 ok, 1 failed"), "{}", stdout(&o));
+
+    std::fs::write(&path, format!("{good}{good}")).unwrap();
+    let o = draughts(&["pdn", "check", path.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    let o = draughts(&["pdn", "check", dir.join("missing.pdn").to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.pdn"));
+    std::fs::remove_dir_all(&dir).ok();
+}

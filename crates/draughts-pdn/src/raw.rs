@@ -1,0 +1,675 @@
+//! The token level: games split into tags, move text, comments and results, handed to a
+//! [`Visitor`] without looking at the rules.
+
+use std::io::{self, BufRead};
+use std::ops::ControlFlow;
+
+use crate::source::{is_blank, Source};
+use crate::{GameResult, PdnError, PdnErrorKind};
+
+/// Longest word of move text (a move, a move number, a result) accepted. The longest legal PDN
+/// move, a king capture with every landing square written, is well under 100 bytes.
+pub const MAX_TOKEN: usize = 256;
+/// Longest tag name accepted.
+pub const MAX_TAG_NAME: usize = 255;
+/// Longest tag value accepted (in bytes, after unescaping).
+pub const MAX_TAG_VALUE: usize = 64 * 1024;
+/// Longest comment kept: a longer comment is read to its end but handed over cut to this many
+/// bytes.
+pub const MAX_COMMENT: usize = 1024 * 1024;
+
+/// A numeric annotation glyph: `$12`, or a suffix annotation (`!` is 1, `?` 2, `!!` 3, `??` 4,
+/// `!?` 5, `?!` 6).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Nag(pub u32);
+
+impl Nag {
+    /// The glyph a suffix annotation stands for; `None` for other runs of `!` and `?`.
+    pub fn from_suffix(suffix: &str) -> Option<Nag> {
+        Some(Nag(match suffix {
+            "!" => 1,
+            "?" => 2,
+            "!!" => 3,
+            "??" => 4,
+            "!?" => 5,
+            "?!" => 6,
+            _ => return None,
+        }))
+    }
+}
+
+/// Returned by [`Visitor::begin_variation`]: `Skip(true)` skips the variation unseen.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub struct Skip(pub bool);
+
+/// Receives the tokens of each game from a [`RawReader`].
+///
+/// For each game: [`begin_game`](Visitor::begin_game); the tags; then, from the first token that
+/// is not a tag or a comment, [`begin_movetext`](Visitor::begin_movetext) and the move text;
+/// [`result`](Visitor::result) if the game has a result token; and
+/// [`end_game`](Visitor::end_game), whose value the reader returns. A game without a result token
+/// ends at the next tag or at the end of the input. Any method may return
+/// `ControlFlow::Break(output)`: the reader then skips the rest of the game and returns `output`
+/// instead of calling `end_game`. When the text itself is malformed the reader returns a
+/// [`PdnError`] and does not call `end_game`; `begin_game` always comes first, so that is the
+/// place to reset.
+///
+/// Every method gets the 1-based line where its token starts.
+pub trait Visitor {
+    /// What a game turns into.
+    type Output;
+
+    /// A game starts; `number` is its 1-based number in the input.
+    fn begin_game(&mut self, number: usize, line: usize) {
+        let _ = (number, line);
+    }
+
+    /// A tag `[name "value"]`, the value unescaped.
+    fn tag(&mut self, name: &str, value: &str, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (name, value, line);
+        ControlFlow::Continue(())
+    }
+
+    /// The tags are over; move text follows.
+    fn begin_movetext(&mut self, line: usize) -> ControlFlow<Self::Output> {
+        let _ = line;
+        ControlFlow::Continue(())
+    }
+
+    /// A move number: `12.` (`black` false) or `12...` (`black` true). Saturates at `u32::MAX`.
+    fn move_number(&mut self, number: u32, black: bool, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (number, black, line);
+        ControlFlow::Continue(())
+    }
+
+    /// A word of move text that is not a number, result or annotation: a move such as `32-28`
+    /// or `47x38x24x13x36`, not checked in any way (suffix annotations already removed).
+    fn move_text(&mut self, text: &str, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (text, line);
+        ControlFlow::Continue(())
+    }
+
+    /// An annotation glyph `$n` or suffix `!`, `?!`...
+    fn nag(&mut self, nag: Nag, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (nag, line);
+        ControlFlow::Continue(())
+    }
+
+    /// A `{...}` comment (without the braces) or a `;` comment (without the `;` and newline).
+    /// Comments before a game's first tag or move are handed over right after `begin_game`.
+    fn comment(&mut self, text: &str, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (text, line);
+        ControlFlow::Continue(())
+    }
+
+    /// A `(` opens a variation. The default skips it (and the variations inside it). A result
+    /// token inside a variation is ignored; a variation left open ends with the game (at the next
+    /// tag section or the end of the input).
+    fn begin_variation(&mut self, line: usize) -> ControlFlow<Self::Output, Skip> {
+        let _ = line;
+        ControlFlow::Continue(Skip(true))
+    }
+
+    /// The `)` closing a variation that was not skipped. Variations still open when the game
+    /// ends are closed before `result` and `end_game`; a `)` with no `(` is ignored.
+    fn end_variation(&mut self, line: usize) -> ControlFlow<Self::Output> {
+        let _ = line;
+        ControlFlow::Continue(())
+    }
+
+    /// The result token that ends the game.
+    fn result(&mut self, result: GameResult, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (result, line);
+        ControlFlow::Continue(())
+    }
+
+    /// The game is over.
+    fn end_game(&mut self) -> Self::Output;
+}
+
+/// Reads PDN from a [`BufRead`] a game at a time and hands each game's tokens to a [`Visitor`].
+///
+/// Memory stays bounded whatever the input: bytes stream through a small window, tokens, tag
+/// values and comments have caps ([`MAX_TOKEN`], [`MAX_TAG_VALUE`], [`MAX_COMMENT`]). Tag values
+/// and comments that are not UTF-8 are read as Latin-1, the other encoding found in PDN files.
+#[derive(Debug)]
+pub struct RawReader<R> {
+    src: Source<R>,
+    /// Games begun so far.
+    games: usize,
+    /// Comments seen before the next game's first tag or move.
+    pending: Vec<(String, usize)>,
+    /// Set after an I/O error: the reader returns nothing more.
+    done: bool,
+    /// An I/O error met while skipping the rest of a game, returned by the next call.
+    deferred: Option<PdnError>,
+    /// Whether the start of the input (and a byte-order mark there) has been dealt with.
+    started: bool,
+}
+
+/// Where a game's reading stopped.
+enum Ended<O> {
+    /// At the end of the game; the output of `end_game`.
+    Done(O),
+    /// A visitor stopped it; the rest of the game must be skipped.
+    Broke(O),
+}
+
+/// A problem that ends the current game.
+enum Stop {
+    Io(io::Error),
+    Syntax { line: usize, kind: PdnErrorKind, rest_of_line: bool },
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Stop {
+        Stop::Io(e)
+    }
+}
+
+fn syntax(line: usize, kind: PdnErrorKind) -> Stop {
+    Stop::Syntax { line, kind, rest_of_line: false }
+}
+
+/// What the reader knows about the game being read.
+#[derive(Debug, Default)]
+struct State {
+    started: bool,
+    movetext: bool,
+    /// Variations opened and not skipped.
+    depth: usize,
+    /// Nesting depth inside a skipped variation (0 when not skipping).
+    skip: usize,
+}
+
+macro_rules! flow {
+    ($e:expr) => {
+        if let ControlFlow::Break(out) = $e {
+            return Ok(Some(Ended::Broke(out)));
+        }
+    };
+}
+
+/// Bytes that end a word of move text.
+#[inline]
+fn ends_word(b: u8) -> bool {
+    b == b'\n' || is_blank(b) || matches!(b, b'{' | b'}' | b'(' | b')' | b'[' | b';' | b'$')
+}
+
+#[inline]
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// UTF-8 if it is, otherwise Latin-1.
+pub(crate) fn decode(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| e.into_bytes().iter().map(|&b| b as char).collect())
+}
+
+fn parse_u32_saturating(digits: &str) -> u32 {
+    digits.bytes().fold(0u32, |n, d| n.saturating_mul(10).saturating_add(u32::from(d - b'0')))
+}
+
+impl<R: BufRead> RawReader<R> {
+    /// A reader over `inner`.
+    pub fn new(inner: R) -> RawReader<R> {
+        RawReader {
+            src: Source::new(inner),
+            games: 0,
+            pending: Vec::new(),
+            done: false,
+            deferred: None,
+            started: false,
+        }
+    }
+
+    /// Games begun so far (good or bad): the number of the last game handed out.
+    pub fn games(&self) -> usize {
+        self.games
+    }
+
+    /// The 1-based line the reader has reached.
+    pub fn line(&self) -> usize {
+        self.src.line()
+    }
+
+    /// Reads the next game into `visitor`. `None` at the end of the input (or after an I/O
+    /// error has been returned). After an `Err` the rest of the bad game has been skipped, and
+    /// the next call reads the next game.
+    pub fn read_game<V: Visitor>(&mut self, visitor: &mut V) -> Option<Result<V::Output, PdnError>> {
+        if let Some(e) = self.deferred.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        let mut st = State::default();
+        match self.read_inner(visitor, &mut st) {
+            Ok(None) => None,
+            Ok(Some(Ended::Done(out))) => Some(Ok(out)),
+            Ok(Some(Ended::Broke(out))) => {
+                if let Err(e) = self.skip_game(st.movetext) {
+                    self.deferred = Some(self.io_error(e));
+                }
+                Some(Ok(out))
+            }
+            Err(Stop::Io(e)) => {
+                self.done = true;
+                let game = if st.started { self.games } else { self.games + 1 };
+                Some(Err(PdnError { game, line: self.src.line(), kind: PdnErrorKind::Io(e) }))
+            }
+            Err(Stop::Syntax { line, kind, rest_of_line }) => {
+                if !st.started {
+                    // A broken comment before any tag or move: it starts the next game.
+                    self.games += 1;
+                    st.started = true;
+                }
+                // An unterminated comment stops before a tag line, which starts the next game.
+                let movetext = st.movetext || matches!(kind, PdnErrorKind::UnterminatedComment);
+                let err = PdnError { game: self.games, line, kind };
+                let skipped = if rest_of_line { self.src.take_line(&mut Vec::new(), 0) } else { Ok(()) };
+                if let Err(e) = skipped.and_then(|()| self.skip_game(movetext)) {
+                    self.deferred = Some(self.io_error(e));
+                }
+                Some(Err(err))
+            }
+        }
+    }
+
+    fn io_error(&self, e: io::Error) -> PdnError {
+        PdnError { game: self.games.max(1), line: self.src.line(), kind: PdnErrorKind::Io(e) }
+    }
+
+    fn begin<V: Visitor>(&mut self, v: &mut V, st: &mut State, line: usize) -> ControlFlow<V::Output> {
+        if !st.started {
+            st.started = true;
+            self.games += 1;
+            v.begin_game(self.games, line);
+            for (text, at) in std::mem::take(&mut self.pending) {
+                v.comment(&text, at)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn finish<V: Visitor>(&mut self, v: &mut V, st: &mut State, line: usize) -> Option<Ended<V::Output>> {
+        while st.depth > 0 {
+            st.depth -= 1;
+            if let ControlFlow::Break(out) = v.end_variation(line) {
+                return Some(Ended::Broke(out));
+            }
+        }
+        None
+    }
+
+    fn read_inner<V: Visitor>(&mut self, v: &mut V, st: &mut State) -> Result<Option<Ended<V::Output>>, Stop> {
+        if !self.started {
+            self.started = true;
+            if self.src.peek_at(0)? == Some(0xef) && self.src.peek_at(1)? == Some(0xbb) && self.src.peek_at(2)? == Some(0xbf) {
+                for _ in 0..3 {
+                    self.src.bump();
+                }
+            }
+        }
+        loop {
+            let Some(b) = self.src.peek()? else {
+                if !st.started {
+                    self.pending.clear();
+                    return Ok(None);
+                }
+                let line = self.src.line();
+                if let Some(broke) = self.finish(v, st, line) {
+                    return Ok(Some(broke));
+                }
+                return Ok(Some(Ended::Done(v.end_game())));
+            };
+            let line = self.src.line();
+            match b {
+                b'\n' => self.src.bump(),
+                b if is_blank(b) => self.src.bump(),
+                b'%' if self.src.at_line_start() => self.src.take_line(&mut Vec::new(), 0)?,
+                b'{' | b';' => {
+                    let text = if b == b'{' { self.read_comment()? } else { self.read_line_comment()? };
+                    if st.skip > 0 {
+                        continue;
+                    }
+                    if st.started {
+                        flow!(v.comment(&text, line));
+                    } else if self.pending.len() < 16 {
+                        self.pending.push((text, line));
+                    }
+                }
+                b'[' => {
+                    if st.movetext {
+                        // The next game's tags: this game had no result token.
+                        if let Some(broke) = self.finish(v, st, line) {
+                            return Ok(Some(broke));
+                        }
+                        return Ok(Some(Ended::Done(v.end_game())));
+                    }
+                    flow!(self.begin(v, st, line));
+                    let (name, value) = self.read_tag()?;
+                    flow!(v.tag(&name, &value, line));
+                }
+                _ => {
+                    flow!(self.begin(v, st, line));
+                    if !st.movetext {
+                        st.movetext = true;
+                        flow!(v.begin_movetext(line));
+                    }
+                    if let Some(ended) = self.movetext_token(v, st, b, line)? {
+                        return Ok(Some(ended));
+                    }
+                }
+            }
+        }
+    }
+
+    /// One token of move text starting with `b` (not blank, not a comment, not a tag).
+    fn movetext_token<V: Visitor>(
+        &mut self,
+        v: &mut V,
+        st: &mut State,
+        b: u8,
+        line: usize,
+    ) -> Result<Option<Ended<V::Output>>, Stop> {
+        match b {
+            b'(' => {
+                self.src.bump();
+                if st.skip > 0 {
+                    st.skip += 1;
+                } else {
+                    match v.begin_variation(line) {
+                        ControlFlow::Break(out) => return Ok(Some(Ended::Broke(out))),
+                        ControlFlow::Continue(Skip(true)) => st.skip = 1,
+                        ControlFlow::Continue(Skip(false)) => st.depth += 1,
+                    }
+                }
+            }
+            b')' => {
+                self.src.bump();
+                if st.skip > 0 {
+                    st.skip -= 1;
+                } else if st.depth > 0 {
+                    st.depth -= 1;
+                    flow!(v.end_variation(line));
+                }
+            }
+            b'$' => {
+                self.src.bump();
+                let mut digits = String::new();
+                while let Some(d) = self.src.peek()? {
+                    if !d.is_ascii_digit() {
+                        break;
+                    }
+                    self.src.bump();
+                    if digits.len() < 16 {
+                        digits.push(char::from(d));
+                    }
+                }
+                // A `$` without digits is noise; it is dropped.
+                if st.skip == 0 && !digits.is_empty() {
+                    flow!(v.nag(Nag(parse_u32_saturating(&digits)), line));
+                }
+            }
+            _ => {
+                let word = self.read_word(line)?;
+                return self.word(v, st, &word, line);
+            }
+        }
+        Ok(None)
+    }
+
+    /// A word of move text: a result, a move number (maybe with a move attached), a move with
+    /// maybe a suffix annotation, or an annotation alone.
+    fn word<V: Visitor>(
+        &mut self,
+        v: &mut V,
+        st: &mut State,
+        word: &str,
+        line: usize,
+    ) -> Result<Option<Ended<V::Output>>, Stop> {
+        if let Some(result) = GameResult::from_token(word) {
+            if st.skip > 0 || st.depth > 0 {
+                // Variations have no result of their own; a token there is noise.
+                return Ok(None);
+            }
+            if let Some(broke) = self.finish(v, st, line) {
+                return Ok(Some(broke));
+            }
+            flow!(v.result(result, line));
+            return Ok(Some(Ended::Done(v.end_game())));
+        }
+        if st.skip > 0 {
+            return Ok(None);
+        }
+        let mut rest = word;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest.as_bytes().get(digits).map_or(true, |&c| c == b'.') {
+            let dots = rest[digits..].bytes().take_while(|&c| c == b'.').count();
+            flow!(v.move_number(parse_u32_saturating(&rest[..digits]), dots >= 2, line));
+            rest = &rest[digits + dots..];
+        } else if rest.bytes().all(|c| c == b'.') {
+            // `12. ... 19-23`: the dots only say that Black moves next.
+            return Ok(None);
+        }
+        let mv = rest.trim_end_matches(['!', '?']);
+        let suffix = &rest[mv.len()..];
+        if !mv.is_empty() {
+            flow!(v.move_text(mv, line));
+        }
+        if let Some(nag) = Nag::from_suffix(suffix) {
+            flow!(v.nag(nag, line));
+        }
+        Ok(None)
+    }
+
+    /// Reads a word of move text (the caller has peeked its first byte, which does not end a
+    /// word).
+    fn read_word(&mut self, line: usize) -> Result<String, Stop> {
+        let mut bytes = Vec::new();
+        let mut too_long = false;
+        while let Some(b) = self.src.peek()? {
+            if ends_word(b) && !bytes.is_empty() {
+                break;
+            }
+            self.src.bump();
+            if bytes.len() < MAX_TOKEN {
+                bytes.push(b);
+            } else {
+                too_long = true;
+            }
+        }
+        if too_long {
+            bytes.truncate(32);
+            return Err(syntax(line, PdnErrorKind::TokenTooLong(decode(bytes))));
+        }
+        Ok(decode(bytes))
+    }
+
+    /// Reads `{...}` (the next byte is `{`).
+    fn read_comment(&mut self) -> Result<String, Stop> {
+        let open = self.src.line();
+        self.src.bump();
+        let mut bytes = Vec::new();
+        loop {
+            let Some(b) = self.src.peek()? else {
+                return Err(syntax(open, PdnErrorKind::UnterminatedComment));
+            };
+            self.src.bump();
+            match b {
+                b'}' => return Ok(decode(bytes)),
+                b'\n' if self.tag_line_ahead()? => return Err(syntax(open, PdnErrorKind::UnterminatedComment)),
+                _ if bytes.len() < MAX_COMMENT => bytes.push(b),
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads `; ...` to the end of the line (the next byte is `;`).
+    fn read_line_comment(&mut self) -> Result<String, Stop> {
+        self.src.bump();
+        let mut bytes = Vec::new();
+        self.src.take_line(&mut bytes, MAX_COMMENT)?;
+        while bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        Ok(decode(bytes))
+    }
+
+    /// Whether the line that starts at the next byte looks like a tag: blanks, `[`, a name,
+    /// blanks, `"`. Used to stop an unterminated comment from swallowing the games after it.
+    fn tag_line_ahead(&mut self) -> io::Result<bool> {
+        let mut k = 0;
+        while k < 64 && self.src.peek_at(k)?.is_some_and(|b| b == b' ' || b == b'\t') {
+            k += 1;
+        }
+        if self.src.peek_at(k)? != Some(b'[') {
+            return Ok(false);
+        }
+        k += 1;
+        let name_start = k;
+        while k < name_start + 64 && self.src.peek_at(k)?.is_some_and(is_name_byte) {
+            k += 1;
+        }
+        if k == name_start {
+            return Ok(false);
+        }
+        let blanks_start = k;
+        while k < blanks_start + 16 && self.src.peek_at(k)?.is_some_and(|b| b == b' ' || b == b'\t') {
+            k += 1;
+        }
+        Ok(k > blanks_start && self.src.peek_at(k)? == Some(b'"'))
+    }
+
+    fn skip_blanks_on_line(&mut self) -> io::Result<()> {
+        while self.src.peek()?.is_some_and(|b| b == b' ' || b == b'\t') {
+            self.src.bump();
+        }
+        Ok(())
+    }
+
+    /// Reads `[Name "value"]` (the next byte is `[`).
+    fn read_tag(&mut self) -> Result<(String, String), Stop> {
+        let line = self.src.line();
+        let bad = |kind: PdnErrorKind| Stop::Syntax { line, kind, rest_of_line: true };
+        self.src.bump();
+        self.skip_blanks_on_line()?;
+        let mut name = String::new();
+        while let Some(b) = self.src.peek()? {
+            if !is_name_byte(b) {
+                break;
+            }
+            if name.len() == MAX_TAG_NAME {
+                return Err(bad(PdnErrorKind::BadTag(format!("tag name longer than {MAX_TAG_NAME} bytes"))));
+            }
+            self.src.bump();
+            name.push(char::from(b));
+        }
+        if name.is_empty() {
+            return Err(bad(PdnErrorKind::BadTag("expected a tag name (letters, digits, `_`) after `[`".into())));
+        }
+        self.skip_blanks_on_line()?;
+        if self.src.peek()? != Some(b'"') {
+            return Err(bad(PdnErrorKind::BadTag(format!("tag `{name}`: expected a value in double quotes"))));
+        }
+        self.src.bump();
+        let mut value = Vec::new();
+        loop {
+            let b = match self.src.peek()? {
+                None | Some(b'\n') => {
+                    // The line is over: no rest of line to skip.
+                    return Err(syntax(line, PdnErrorKind::UnterminatedTag(name)));
+                }
+                Some(b) => b,
+            };
+            self.src.bump();
+            match b {
+                b'"' => break,
+                b'\\' => match self.src.peek()? {
+                    Some(e @ (b'"' | b'\\')) => {
+                        self.src.bump();
+                        value.push(e);
+                    }
+                    _ => value.push(b'\\'),
+                },
+                _ => value.push(b),
+            }
+            if value.len() > MAX_TAG_VALUE {
+                return Err(bad(PdnErrorKind::BadTag(format!("tag `{name}`: value longer than {MAX_TAG_VALUE} bytes"))));
+            }
+        }
+        self.skip_blanks_on_line()?;
+        if self.src.peek()? != Some(b']') {
+            return Err(bad(PdnErrorKind::BadTag(format!("tag `{name}`: expected `]` after the value"))));
+        }
+        self.src.bump();
+        Ok((name, decode(value)))
+    }
+
+    /// Skips the rest of a game that failed: up to and including its result token (outside
+    /// variations), or up to a `[` at the start of a line once the move text has begun (or after
+    /// a blank line), or to the end of the input. In the tag section, tag lines are skipped whole.
+    fn skip_game(&mut self, mut movetext: bool) -> io::Result<()> {
+        let mut blank_line = false;
+        let mut depth = 0usize;
+        let mut word = Vec::new();
+        while let Some(b) = self.src.peek()? {
+            match b {
+                b'\n' => {
+                    if self.src.at_line_start() {
+                        blank_line = true;
+                    }
+                    self.src.bump();
+                }
+                b if is_blank(b) => self.src.bump(),
+                b'[' if self.src.at_line_start() => {
+                    if movetext || blank_line {
+                        return Ok(());
+                    }
+                    self.src.take_line(&mut Vec::new(), 0)?;
+                }
+                b'%' | b';' if b == b';' || self.src.at_line_start() => {
+                    self.src.take_line(&mut Vec::new(), 0)?;
+                }
+                b'{' => {
+                    self.src.bump();
+                    while let Some(c) = self.src.peek()? {
+                        self.src.bump();
+                        if c == b'}' || (c == b'\n' && self.tag_line_ahead()?) {
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    blank_line = false;
+                    word.clear();
+                    while let Some(c) = self.src.peek()? {
+                        if ends_word(c) && !word.is_empty() {
+                            break;
+                        }
+                        self.src.bump();
+                        if word.len() < 8 {
+                            word.push(c);
+                        }
+                        if matches!(c, b'(' | b')' | b'[' | b'}' | b'$') {
+                            break;
+                        }
+                    }
+                    match word[..] {
+                        [b'('] => depth += 1,
+                        [b')'] => depth = depth.saturating_sub(1),
+                        _ if depth == 0 && std::str::from_utf8(&word).ok().and_then(GameResult::from_token).is_some() => {
+                            return Ok(());
+                        }
+                        _ => {}
+                    }
+                    movetext = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}
