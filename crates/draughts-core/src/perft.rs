@@ -10,6 +10,7 @@ pub fn perft(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
         1 => pos.count_legal_moves() as u64,
+        2 => pos.perft2(),
         _ => {
             // Filled in place: returning a move list by value would copy its inline buffer.
             let mut moves = MoveList::new();

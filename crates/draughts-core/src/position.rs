@@ -247,6 +247,21 @@ impl Position {
         next
     }
 
+    /// The position after a quiet man move given as single-bit masks (perft's fast path).
+    #[inline]
+    pub(crate) fn play_quiet_man(&self, from: u64, to: u64, promotes: bool) -> Position {
+        let mut next = *self;
+        match self.side {
+            Color::White => next.white.0 ^= from | to,
+            Color::Black => next.black.0 ^= from | to,
+        }
+        if promotes {
+            next.kings.0 |= to;
+        }
+        next.side = !self.side;
+        next
+    }
+
     /// Total number of pieces on the board.
     #[inline]
     pub const fn piece_count(&self) -> u32 {
