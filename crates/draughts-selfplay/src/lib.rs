@@ -1,0 +1,35 @@
+//! Self-play for international draughts.
+//!
+//! - [`Pool`] ([`pool`]): one worker's games in flight, each with its own
+//!   [`draughts_mcts::Search`] (tree reuse between moves). Every round steps all searches, gathers
+//!   their leaves and evaluates them in full batches of `max_batch`, so the network always sees
+//!   full batches. Moves are picked with a temperature schedule from a seeded generator per game;
+//!   playout-cap randomisation, resignation (with a playthrough fraction that checks it) and a
+//!   ply limit decide what is recorded and when a game ends.
+//! - [`run_workers`]: several pools on threads, each with its own evaluator from a factory, and
+//!   one sink on the calling thread that receives every [`FinishedGame`].
+//! - [`TrainingRecord`] ([`record`]): a searched position (bitboards, side, counters, repetitions),
+//!   its sparse policy target, the game result, the root value, moves left and flags.
+//! - [`shard`]: the versioned, checksummed shard format; [`ShardWriter`] writes shards (and the
+//!   PDN of their games) atomically; [`read_shard`] and [`read_all`] check them and skip damaged
+//!   ones with a clear error.
+//!
+//! This crate never links libtorch: it takes an [`draughts_mcts::Evaluator`], and the binary
+//! plugs the network in.
+
+mod codec;
+mod config;
+pub mod pool;
+pub mod record;
+pub mod shard;
+
+pub use config::{ConfigError, SelfplayConfig};
+pub use pool::{game_seed, run_workers, FinishedGame, Pool, PoolStats, Progress, SelfplayError};
+pub use record::{
+    quantise_policy, GameEnd, GameSummary, MoveKey, NotLegal, PolicyEntry, RecordFlags, ResignPoint, TrainingRecord,
+    Wdl, POLICY_SCALE,
+};
+pub use shard::{
+    decode_shard, encode_shard, list_shards, read_all, read_shard, write_shard, Shard, ShardError, ShardErrorKind,
+    ShardHeader, ShardSet, ShardWriter,
+};
