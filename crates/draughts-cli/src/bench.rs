@@ -13,6 +13,13 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum What {
+    /// Alpha-beta search of a fixed set of positions to a fixed depth: total nodes (the
+    /// regression check for search changes) and nodes per second.
+    Search {
+        /// Depth of every search.
+        #[arg(long, default_value_t = DEFAULT_BENCH_DEPTH)]
+        depth: u32,
+    },
     /// Perft leaves per second from the start position, single-threaded and parallel.
     Perft {
         /// Shallowest depth.
@@ -30,8 +37,22 @@ enum What {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.what {
         Some(What::Perft { min_depth, max_depth, threads }) => bench_perft(min_depth, max_depth, threads),
-        None => anyhow::bail!("`draughts bench` (the search benchmark) needs the engine; use `draughts bench perft`"),
+        Some(What::Search { depth }) => bench_search(depth),
+        None => bench_search(DEFAULT_BENCH_DEPTH),
     }
+}
+
+/// Depth of `draughts bench` when none is given.
+const DEFAULT_BENCH_DEPTH: u32 = 10;
+
+fn bench_search(depth: u32) -> anyhow::Result<ExitCode> {
+    let r = draughts_engine::bench(depth);
+    for p in &r.per_position {
+        let best = p.best.map_or("-".to_owned(), |m| m.to_hub());
+        println!("{:<60} {:>12} nodes  {:>8} best {}  score {}", p.fen, p.nodes, format!("{:.3}s", p.time.as_secs_f64()), best, p.score);
+    }
+    println!("bench depth {}: {} nodes in {:.3} s, {} nodes/s", r.depth, r.nodes, r.time.as_secs_f64(), r.nps);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn bench_perft(min_depth: u32, max_depth: u32, threads: Option<usize>) -> anyhow::Result<ExitCode> {

@@ -7,11 +7,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod alphabeta;
+mod arena;
 mod bench;
+#[allow(dead_code)]
+mod config;
+mod dxp;
 mod error;
+mod hub;
 mod moves;
 mod pdn;
 mod perft;
+mod search;
 
 pub use error::{bad_input, BadInput};
 
@@ -31,7 +38,19 @@ enum Command {
     Moves(moves::Args),
     /// PDN tools.
     Pdn(pdn::Args),
-    /// Benchmarks that print their figures.
+    /// Search a position with the alpha-beta engine; prints each iteration and `bestmove`.
+    Search(search::Args),
+    /// Run as a Hub protocol engine on standard input and output.
+    Hub(hub::Args),
+    /// Play over the DamExchange protocol (DXP), as follower (--listen) or initiator (--connect).
+    Dxp(dxp::Args),
+    /// Play a match between two players and rate it (Elo with a 95% interval over game pairs).
+    Match(arena::MatchArgs),
+    /// Round robin between several players; maximum-likelihood ratings with intervals.
+    Tournament(arena::TournamentArgs),
+    /// SPRT gate: exit 0 when the candidate is accepted as stronger, 1 otherwise.
+    Gate(arena::GateArgs),
+    /// Benchmarks that print their figures (default: the search benchmark).
     Bench(bench::Args),
 }
 
@@ -41,6 +60,12 @@ fn main() -> ExitCode {
         Command::Perft(a) => perft::run(a),
         Command::Moves(a) => moves::run(a),
         Command::Pdn(a) => pdn::run(a),
+        Command::Search(a) => search::run(a),
+        Command::Hub(a) => hub::run(a),
+        Command::Dxp(a) => dxp::run(a),
+        Command::Match(a) => arena::run_match_cmd(a),
+        Command::Tournament(a) => arena::run_tournament_cmd(a),
+        Command::Gate(a) => arena::run_gate_cmd(a),
         Command::Bench(a) => bench::run(a),
     };
     match result {

@@ -111,3 +111,94 @@ fn pdn_check_reports_game_and_move() {
     assert!(stderr(&o).contains("missing.pdn"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn search_prints_iterations_and_bestmove() {
+    let o = draughts(&["search", "--fen", "W:W28,32:B23", "--depth", "3"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("1 ")), "{out}");
+    assert_eq!(out.lines().last(), Some("bestmove 28x19"));
+    let o = draughts(&["search", "--fen", "W:W28,32:B23"], None);
+    assert_eq!(o.status.code(), Some(2), "a limit is required");
+}
+
+#[test]
+fn hub_session_answers_with_a_legal_move() {
+    let input = "hub\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel depth=3\ngo think\nping\nnonsense\nquit\n";
+    let o = draughts(&["hub", "--level", "hard"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("id name=")), "{out}");
+    assert!(out.lines().any(|l| l == "wait"), "{out}");
+    assert!(out.lines().any(|l| l == "ready"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("error message=")), "{out}");
+    let done = out.lines().find(|l| l.starts_with("done move=")).expect("a done line");
+    let mv = done.trim_start_matches("done move=").split_whitespace().next().unwrap();
+    let start = draughts_core::Position::start();
+    assert!(start.parse_hub_move(mv).is_ok(), "{mv} is not legal from the start");
+}
+
+#[test]
+fn dxp_game_between_two_binaries_on_loopback() {
+    // Pick a free port by binding and releasing it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let follower = Command::new(env!("CARGO_BIN_EXE_draughts"))
+        .args(["dxp", "--listen", &port.to_string(), "--level", "easy", "--seed", "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut initiator = None;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let o = draughts(&["dxp", "--connect", &format!("127.0.0.1:{port}"), "--games", "1", "--time", "1", "--level", "easy", "--seed", "4"], None);
+        if o.status.success() {
+            initiator = Some(o);
+            break;
+        }
+    }
+    let initiator = initiator.expect("the initiator connected");
+    let follower = follower.wait_with_output().unwrap();
+    assert!(follower.status.success(), "{}", stderr(&follower));
+    let (a, b) = (stdout(&initiator), stdout(&follower));
+    let line_a = a.lines().find(|l| l.starts_with("game 1:")).expect("initiator result");
+    let line_b = b.lines().find(|l| l.starts_with("game 1:")).expect("follower result");
+    // Both sides agree on the number of plies and on the result.
+    let plies = |l: &str| l.split(" after ").nth(1).unwrap().split(' ').next().unwrap().to_owned();
+    assert_eq!(plies(line_a), plies(line_b), "{line_a} / {line_b}");
+    // Line format: `game 1: <colour> vs <peer>: <won|drew|lost> after N plies (...)`.
+    let verdict = |l: &str| l.split(": ").nth(2).unwrap().split(" after").next().unwrap().to_owned();
+    let expected_b = match verdict(line_a).as_str() {
+        "won" => "lost",
+        "lost" => "won",
+        other => other,
+    }
+    .to_owned();
+    assert_eq!(verdict(line_b), expected_b, "{line_a} / {line_b}");
+    let colour = |l: &str| l.split(": ").nth(1).unwrap().split(' ').next().unwrap().to_owned();
+    assert_ne!(colour(line_a), colour(line_b));
+}
+
+#[test]
+fn match_json_and_gate_exit_codes() {
+    let o = draughts(&["match", "--a", "alphabeta:depth=2", "--b", "random", "--games", "4", "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    for key in ["games", "wins_a", "draws", "losses_a", "score_a", "elo", "elo_low", "elo_high"] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["games"], 4);
+    assert!(v["score_a"].as_f64().unwrap() > 0.7);
+
+    let gate = |cand: &str, base: &str| {
+        draughts(&["gate", "--candidate", cand, "--baseline", base, "--elo0", "0", "--elo1", "100", "--max-games", "60"], None)
+    };
+    assert_eq!(gate("alphabeta:depth=2", "random").status.code(), Some(0));
+    assert_eq!(gate("random", "alphabeta:depth=2").status.code(), Some(1));
+    let o = draughts(&["match", "--a", "alphabeta:depth=x", "--b", "random", "--games", "2"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = draughts(&["match", "--a", "random", "--b", "random", "--games", "3"], None);
+    assert_eq!(o.status.code(), Some(2));
+}

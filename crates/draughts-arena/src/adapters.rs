@@ -1,0 +1,254 @@
+//! Players backed by other crates of the workspace: the alpha-beta baseline
+//! (`draughts-engine`) and external Hub engines (`draughts-protocol`'s [`HubClient`]).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use draughts_core::{Game, Move, Rules};
+use draughts_engine::{Engine, EngineConfig, Limits};
+use draughts_protocol::{Clock, HubClient, HubClientOptions, HubError, SearchLimit};
+
+use crate::player::{ClockState, Player, PlayerError};
+use crate::spec::{BuildError, PlayerKind, PlayerSpec, SearchLimits};
+
+/// Builds the kinds this crate links an implementation for (`alphabeta`, `hub`); `None` for
+/// the others.
+pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildError>> {
+    let name = spec.to_string();
+    match &spec.kind {
+        PlayerKind::AlphaBeta(limits) => Some(
+            AlphaBetaPlayer::new(name.clone(), *limits, EngineConfig::default())
+                .map(|p| Box::new(p) as Box<dyn Player>)
+                .map_err(|detail| BuildError::Failed { spec: name, detail }),
+        ),
+        PlayerKind::Hub { cmd, limits } => Some(
+            HubPlayer::spawn(name.clone(), cmd, *limits, HubClientOptions::default())
+                .map(|p| Box::new(p) as Box<dyn Player>)
+                .map_err(|e| BuildError::Failed { spec: name, detail: e.to_string() }),
+        ),
+        _ => None,
+    }
+}
+
+/// Part of a time budget a player aims to use, leaving the rest for overhead, so that a
+/// well-behaved engine does not lose on time by a hair.
+const TIME_SAFETY: f64 = 0.8;
+
+/// The alpha-beta baseline as a player.
+///
+/// Its limits come from the spec. When the match gives it a move limit or a game clock, it
+/// also stops in time: the move time is capped at 80% of the move limit, and the engine's own
+/// time manager plans with the clock. Without a time control a depth- or node-limited search
+/// is deterministic.
+#[derive(Debug)]
+pub struct AlphaBetaPlayer {
+    name: String,
+    limits: SearchLimits,
+    engine: Engine,
+    stop: AtomicBool,
+}
+
+impl AlphaBetaPlayer {
+    /// An engine with `config` (hash size, weights) searching within `limits`.
+    pub fn new(name: String, limits: SearchLimits, config: EngineConfig) -> Result<AlphaBetaPlayer, String> {
+        let engine = Engine::new(config).map_err(|e| e.to_string())?;
+        Ok(AlphaBetaPlayer { name, limits, engine, stop: AtomicBool::new(false) })
+    }
+
+    fn engine_limits(&self, clock: &ClockState) -> Limits {
+        let mut limits = Limits {
+            depth: self.limits.depth,
+            nodes: self.limits.nodes,
+            movetime: self.limits.movetime,
+            ..Limits::default()
+        };
+        if let Some(cap) = clock.move_limit.map(|l| l.mul_f64(TIME_SAFETY)) {
+            limits.movetime = Some(limits.movetime.map_or(cap, |t| t.min(cap)));
+        }
+        if let Some(remaining) = clock.remaining {
+            limits.clock = Some(draughts_engine::Clock {
+                remaining: remaining.mul_f64(TIME_SAFETY),
+                increment: clock.increment,
+                moves_to_go: None,
+            });
+        }
+        limits
+    }
+}
+
+impl Player for AlphaBetaPlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, _seed: u64) {
+        self.engine.new_game();
+    }
+
+    fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
+        let limits = self.engine_limits(clock);
+        let result = self.engine.search(game, &limits, &self.stop, &mut |_| {});
+        result.best.ok_or_else(|| PlayerError::Crashed {
+            detail: format!("the engine returned no move in {}", game.position().to_fen()),
+        })
+    }
+}
+
+/// How long the client waits for a Hub engine's move when the match sets no time limit:
+/// twice the spec's move time plus 10 s, or 10 minutes for depth and node limits.
+fn untimed_wait(limits: &SearchLimits) -> Duration {
+    match limits.movetime {
+        Some(t) => t * 2 + Duration::from_secs(10),
+        None => Duration::from_secs(600),
+    }
+}
+
+/// Grace beyond the referee's budget before the client kills a Hub engine that does not
+/// answer: the referee scores any overrun as a time-out anyway, so this only bounds the wait.
+const KILL_GRACE: Duration = Duration::from_millis(200);
+
+/// An external engine speaking the Hub protocol, run as a child process by
+/// [`HubClient`].
+///
+/// The client kills an engine that does not answer within the move's budget (plus a short
+/// grace) and reports a time-out; a crash, a protocol error or an illegal move come back as
+/// the matching [`PlayerError`]. After a failure the engine is restarted at the next
+/// [`Player::new_game`]. The engine is (re)started under the rules of the game it plays, so
+/// its moves are checked under those rules.
+#[derive(Debug)]
+pub struct HubPlayer {
+    name: String,
+    cmd: String,
+    limits: SearchLimits,
+    options: HubClientOptions,
+    client: Option<HubClient>,
+    /// A failure of `new-game`, reported at the next move.
+    pending: Option<PlayerError>,
+}
+
+impl HubPlayer {
+    /// Starts `cmd` and does the handshake.
+    pub fn spawn(name: String, cmd: &str, limits: SearchLimits, options: HubClientOptions) -> Result<HubPlayer, HubError> {
+        let client = HubClient::spawn(cmd, &options)?;
+        Ok(HubPlayer { name, cmd: cmd.to_owned(), limits, options, client: Some(client), pending: None })
+    }
+
+    fn client(&mut self, rules: Rules) -> Result<&mut HubClient, PlayerError> {
+        if self.options.rules != rules {
+            self.options.rules = rules;
+            self.client = None;
+        }
+        if self.client.is_none() {
+            self.client = Some(HubClient::spawn(&self.cmd, &self.options).map_err(to_player_error)?);
+        }
+        // Set just above.
+        Ok(self.client.as_mut().expect("client started"))
+    }
+}
+
+/// A Hub client failure as a player error.
+fn to_player_error(e: HubError) -> PlayerError {
+    match e {
+        HubError::Timeout { .. } => PlayerError::TimedOut,
+        HubError::Protocol { .. } => PlayerError::Protocol { detail: e.to_string() },
+        HubError::IllegalMove { ref text, .. } => PlayerError::IllegalMove { text: text.clone() },
+        other => PlayerError::Crashed { detail: other.to_string() },
+    }
+}
+
+impl Player for HubPlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, _seed: u64) {
+        self.pending = None;
+        if let Some(client) = self.client.as_mut() {
+            if let Err(e) = client.new_game() {
+                self.client = None;
+                // A dead engine is restarted at the next move; report nothing yet.
+                if !matches!(e, HubError::Crashed { .. } | HubError::Dead { .. }) {
+                    self.pending = Some(to_player_error(e));
+                }
+            }
+        }
+    }
+
+    fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let mut limit = SearchLimit {
+            depth: self.limits.depth,
+            nodes: self.limits.nodes,
+            move_time: self.limits.movetime,
+            clock: None,
+        };
+        if let Some(cap) = clock.move_limit.map(|l| l.mul_f64(TIME_SAFETY)) {
+            limit.move_time = Some(limit.move_time.map_or(cap, |t| t.min(cap)));
+        }
+        if let Some(remaining) = clock.remaining {
+            limit.clock = Some(Clock { time: remaining, inc: clock.increment, moves: None });
+        }
+        if limit.is_infinite() {
+            return Err(PlayerError::Crashed {
+                detail: "a hub player needs depth=, nodes= or movetime=, or a match time control".to_owned(),
+            });
+        }
+        let wait = clock.budget().map_or_else(|| untimed_wait(&self.limits), |b| b + KILL_GRACE);
+        let client = self.client(*game.rules())?;
+        match client.best_move(game, &limit, wait) {
+            Ok(mv) => Ok(mv),
+            Err(e) => {
+                if !matches!(e, HubError::IllegalMove { .. }) {
+                    self.client = None;
+                }
+                Err(to_player_error(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alphabeta_is_deterministic_at_fixed_depth() {
+        let limits = SearchLimits { depth: Some(3), ..SearchLimits::default() };
+        let config = EngineConfig { tt_mib: 1, ..EngineConfig::default() };
+        let mut a = AlphaBetaPlayer::new("ab".into(), limits, config.clone()).unwrap();
+        let mut b = AlphaBetaPlayer::new("ab".into(), limits, config).unwrap();
+        let game = Game::new(Rules::FMJD);
+        let ma = a.choose(&game, &ClockState::UNLIMITED).unwrap();
+        assert!(game.legal_moves().contains(&ma));
+        // A second search of another position in between does not change the answer.
+        let mut other = game.clone();
+        other.play(game.legal_moves()[0]).unwrap();
+        b.choose(&other, &ClockState::UNLIMITED).unwrap();
+        assert_eq!(b.choose(&game, &ClockState::UNLIMITED).unwrap(), ma);
+    }
+
+    #[test]
+    fn alphabeta_respects_the_move_limit() {
+        let limits = SearchLimits { depth: Some(60), ..SearchLimits::default() };
+        let p = AlphaBetaPlayer::new("ab".into(), limits, EngineConfig { tt_mib: 1, ..EngineConfig::default() }).unwrap();
+        let clock = ClockState { move_limit: Some(Duration::from_millis(100)), ..ClockState::UNLIMITED };
+        let l = p.engine_limits(&clock);
+        assert_eq!((l.depth, l.movetime), (Some(60), Some(Duration::from_millis(80))));
+        let l = p.engine_limits(&ClockState::UNLIMITED);
+        assert_eq!(l.movetime, None);
+    }
+
+    #[test]
+    fn hub_errors_map_to_player_errors() {
+        let t = HubError::Timeout { engine: "e".into(), stage: "s".into(), after: Duration::from_secs(1), last_error: None };
+        assert_eq!(to_player_error(t), PlayerError::TimedOut);
+        let i = HubError::IllegalMove { engine: "e".into(), text: "1-2".into(), fen: "f".into(), reason: "r".into() };
+        assert_eq!(to_player_error(i), PlayerError::IllegalMove { text: "1-2".into() });
+        let c = HubError::Crashed { engine: "e".into(), stage: "s".into(), status: "exit 3".into() };
+        assert!(matches!(to_player_error(c), PlayerError::Crashed { detail } if detail.contains("exit 3")));
+        let p = HubError::Protocol { engine: "e".into(), stage: "s".into(), line: "x".into(), reason: "bad".into() };
+        assert!(matches!(to_player_error(p), PlayerError::Protocol { .. }));
+    }
+}

@@ -1,0 +1,83 @@
+//! The alpha-beta engine behind the protocol crate's `Searcher` seam (for `hub` and `dxp`).
+
+use std::sync::atomic::AtomicBool;
+
+use draughts_core::{Game, Move};
+use draughts_engine::{Clock, Engine, EngineConfig, Level, Limits};
+use draughts_protocol::{Info, Param, ParamKind, SearchLimit, Searcher};
+
+/// The alpha-beta engine at a level for people.
+#[derive(Debug)]
+pub struct AlphaBeta {
+    engine: Engine,
+    level: Level,
+    tt_mib: usize,
+    seed: u64,
+    games: u64,
+}
+
+impl AlphaBeta {
+    pub fn new(level: Level, tt_mib: usize, seed: u64) -> anyhow::Result<AlphaBeta> {
+        let engine = Engine::new(EngineConfig { tt_mib, ..EngineConfig::default() })?;
+        Ok(AlphaBeta { engine, level, tt_mib, seed, games: 0 })
+    }
+}
+
+/// Converts a protocol limit into engine limits.
+pub fn engine_limits(limit: &SearchLimit) -> Limits {
+    Limits {
+        depth: limit.depth,
+        nodes: limit.nodes,
+        movetime: limit.move_time,
+        clock: limit.clock.map(|c| Clock { remaining: c.time, increment: c.inc, moves_to_go: c.moves }),
+        noise: None,
+    }
+}
+
+impl Searcher for AlphaBeta {
+    fn name(&self) -> String {
+        format!("draughts alpha-beta ({})", self.level.name())
+    }
+
+    fn new_game(&mut self) {
+        self.engine.new_game();
+        self.games += 1;
+    }
+
+    fn params(&self) -> Vec<Param> {
+        vec![
+            Param {
+                name: "level".into(),
+                value: self.level.name().into(),
+                kind: ParamKind::Enum { values: vec!["easy".into(), "medium".into(), "hard".into()] },
+            },
+            Param { name: "hash".into(), value: self.tt_mib.to_string(), kind: ParamKind::Int { min: 1, max: 65536 } },
+            Param { name: "seed".into(), value: self.seed.to_string(), kind: ParamKind::Int { min: 0, max: i64::MAX } },
+        ]
+    }
+
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match name {
+            "level" => self.level = value.parse().map_err(|e| format!("{e}"))?,
+            "hash" => {
+                let mib: usize = value.parse().map_err(|_| format!("`{value}` is not a size in MiB"))?;
+                self.engine = Engine::new(EngineConfig { tt_mib: mib, ..EngineConfig::default() }).map_err(|e| e.to_string())?;
+                self.tt_mib = mib;
+            }
+            "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
+            _ => return Err(format!("unknown parameter `{name}`")),
+        }
+        Ok(())
+    }
+
+    fn think(&mut self, game: &Game, limit: &SearchLimit, stop: &AtomicBool, info: &mut dyn FnMut(&Info)) -> Option<Move> {
+        // Easy play draws its noise from the seed, the game number and the ply, so a replay with
+        // the same seed gives the same moves.
+        let seed = self.seed ^ self.games.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (game.ply() as u64) << 32;
+        let limits = self.level.limits(&engine_limits(limit), seed);
+        let result = self.engine.search(game, &limits, stop, &mut |i| {
+            info(&Info { depth: i.depth, score: i.score, nodes: i.nodes, time: i.time, pv: i.pv.clone() })
+        });
+        result.best
+    }
+}

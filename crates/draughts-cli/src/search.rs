@@ -1,0 +1,69 @@
+//! `draughts search`.
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use draughts_core::{Game, Position, Rules};
+use draughts_engine::{mate_distance, Engine, EngineConfig, Limits};
+
+use crate::bad_input;
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("limit").required(true).args(["depth", "nodes", "movetime"])))]
+pub struct Args {
+    /// The position as FEN.
+    #[arg(long)]
+    fen: String,
+    /// Search to this depth.
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Search this many nodes (deterministic).
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Search this many milliseconds.
+    #[arg(long)]
+    movetime: Option<u64>,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 64)]
+    hash: usize,
+    /// Rules preset: fmjd, no-capture-25, promote-in-capture.
+    #[arg(long, default_value = "fmjd")]
+    rules: String,
+}
+
+/// Writes a score as centi-men or as a forced result in plies.
+pub fn score_text(score: i32) -> String {
+    match mate_distance(score) {
+        Some(n) if n >= 0 => format!("win{n}"),
+        Some(n) => format!("loss{}", -n),
+        None => score.to_string(),
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let rules: Rules = a.rules.parse().map_err(bad_input)?;
+    let pos = Position::from_fen(&a.fen).map_err(bad_input)?;
+    if a.hash == 0 {
+        return Err(bad_input("--hash must be at least 1 MiB"));
+    }
+    let game = Game::from_position(pos, rules);
+    let limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis), ..Limits::default() };
+    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, ..EngineConfig::default() })?;
+    let stop = AtomicBool::new(false);
+    println!("# depth score nodes nps pv");
+    let result = engine.search(&game, &limits, &stop, &mut |i| {
+        let mut p = pos;
+        let mut pv = Vec::new();
+        for m in &i.pv {
+            pv.push(p.to_pdn(m, &rules));
+            p = p.play(m);
+        }
+        println!("{} {} {} {} {}", i.depth, score_text(i.score), i.nodes, i.nps, pv.join(" "));
+    });
+    match result.best {
+        Some(m) => println!("bestmove {}", pos.to_pdn(&m, &rules)),
+        None => println!("bestmove (none): {}", game.outcome().map_or("no legal move".to_owned(), |o| o.to_string())),
+    }
+    Ok(ExitCode::SUCCESS)
+}

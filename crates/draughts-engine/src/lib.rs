@@ -1,0 +1,35 @@
+//! The alpha-beta baseline engine for international draughts (10x10, FMJD rules).
+//!
+//! It is the yardstick every trained network is measured against: a fast, deterministic
+//! iterative-deepening principal-variation search ([`Engine`]) over a cheap hand-made evaluation
+//! ([`Weights`], [`evaluate`]), with a transposition table, exact handling of forced captures and
+//! of every draw rule of [`draughts_core::Rules`].
+//!
+//! ```
+//! use std::sync::atomic::AtomicBool;
+//! use draughts_core::{Game, Rules};
+//! use draughts_engine::{Engine, EngineConfig, Limits};
+//!
+//! let mut engine = Engine::new(EngineConfig::default()).unwrap();
+//! let game = Game::new(Rules::FMJD);
+//! let result = engine.search(&game, &Limits::depth(4), &AtomicBool::new(false), &mut |_| {});
+//! assert!(result.best.is_some());
+//! ```
+//!
+//! - Limits: depth, nodes, move time, game clock and a stop flag ([`Limits`]); a search without a
+//!   time limit is reproducible to the node.
+//! - Levels for people: [`Level`] maps easy, medium and hard to limits.
+//! - [`bench()`]: a fixed set of positions searched to a fixed depth; its node count is the
+//!   regression check for search changes (Stockfish's `bench`).
+
+mod bench;
+mod eval;
+mod limits;
+mod search;
+mod tt;
+
+pub use bench::{bench, BenchPosition, BenchResult, BENCH_DEPTH, BENCH_POSITIONS};
+pub use eval::{evaluate, Evaluator, Weights};
+pub use limits::{Clock, Level, Limits, Noise, UnknownLevel, EASY_NOISE_MARGIN};
+pub use search::{mate_distance, Engine, EngineConfig, SearchInfo, SearchResult, MATE, MATE_BOUND, MAX_DEPTH, MAX_PLY};
+pub use tt::TtError;

@@ -1,0 +1,860 @@
+//! Iterative deepening principal-variation search.
+//!
+//! - Negamax, fail-soft, principal-variation search with aspiration windows around the previous
+//!   iteration's score.
+//! - Captures are forced in draughts (when one exists every legal move is a capture), so the
+//!   horizon is a quiet position: at depth 0 or less the search goes on through captures, with
+//!   no stand-pat, and returns the static evaluation only when the side to move has no capture.
+//! - Move ordering: the transposition-table move, then captures (more kings taken first), then
+//!   quiet promotions, two killer moves per ply and the history heuristic.
+//! - Late quiet moves are searched one ply shallower (and re-searched at full depth when they
+//!   beat alpha), except moves that let the opponent capture: those are the sacrifices every
+//!   combination starts with, and they get the full depth.
+//! - Draws inside the search: repetition (a position met again since the last irreversible move:
+//!   twice inside the search tree, or as often as the rules say counting the game's earlier
+//!   moves), and every draw-rule counter of [`Rules`], kept per node as the game keeps them. A
+//!   side with no legal move has lost; wins and losses are scored by distance, so the engine
+//!   takes the fastest win and the slowest loss.
+//! - The transposition table ignores the draw-rule counters (as every engine does); to keep that
+//!   sound enough, nodes whose counters could reach a limit within their depth neither take
+//!   cutoffs from the table nor store scores in it.
+//! - Nodes are counted the usual way: every call of the search function, leaves included. The
+//!   search allocates nothing per node: move lists are [`MoveList`]s on the stack and the
+//!   per-ply tables are allocated once per engine.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use draughts_core::{Color, Game, Move, MoveList, Outcome, Position, Rules};
+use smallvec::SmallVec;
+
+use crate::eval::{Evaluator, Weights};
+use crate::limits::{Limits, TimePlan};
+use crate::tt::{Bound, TranspositionTable, TtError, TtMove};
+
+/// The score of a won position, less the plies to the win: a side to move with no legal move
+/// scores `-MATE`, and a win in `n` plies scores `MATE - n`.
+pub const MATE: i32 = 30_000;
+/// Scores at least this far from zero are forced wins or losses.
+pub const MATE_BOUND: i32 = MATE - 1_000;
+const INF: i32 = MATE + 1;
+/// The deepest ply the search reaches (captures beyond the horizon included).
+pub const MAX_PLY: usize = 128;
+/// The deepest iteration.
+pub const MAX_DEPTH: u32 = 100;
+
+/// Plies to a forced result: `Some(n)` when the side to move wins in `n` plies, `Some(-n)`
+/// when it loses in `n` plies, `None` for an ordinary score.
+pub fn mate_distance(score: i32) -> Option<i32> {
+    if score >= MATE_BOUND {
+        Some(MATE - score)
+    } else if score <= -MATE_BOUND {
+        Some(-(MATE + score))
+    } else {
+        None
+    }
+}
+
+/// Engine settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Transposition table size in MiB (at least 1).
+    pub tt_mib: usize,
+    /// Evaluation weights.
+    pub weights: Weights,
+}
+
+impl Default for EngineConfig {
+    fn default() -> EngineConfig {
+        EngineConfig { tt_mib: 16, weights: Weights::default() }
+    }
+}
+
+/// Progress after each completed iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchInfo {
+    /// Depth of the iteration.
+    pub depth: u32,
+    /// Deepest ply reached (captures beyond the horizon included).
+    pub seldepth: u32,
+    /// Score in centi-men from the side to move's point of view (see [`MATE`]).
+    pub score: i32,
+    /// Nodes so far.
+    pub nodes: u64,
+    /// Nodes per second so far.
+    pub nps: u64,
+    /// Time so far.
+    pub time: Duration,
+    /// Permille of the transposition table filled by this search (sampled).
+    pub hashfull: u32,
+    /// Principal variation.
+    pub pv: Vec<Move>,
+}
+
+/// What a search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The move to play; `None` only when the game is over.
+    pub best: Option<Move>,
+    /// Score in centi-men from the side to move's point of view (see [`MATE`]); in a finished
+    /// game, 0 for a draw and `-MATE` when the side to move has lost.
+    pub score: i32,
+    /// The last completed iteration (0 when none completed or the game is over).
+    pub depth: u32,
+    /// Deepest ply reached.
+    pub seldepth: u32,
+    /// Nodes searched (calls of the search function).
+    pub nodes: u64,
+    /// Principal variation, starting with `best`.
+    pub pv: Vec<Move>,
+    /// Time taken.
+    pub time: Duration,
+}
+
+/// The alpha-beta engine. It keeps its transposition table and history between searches of a
+/// game; see [`Engine::search`] for when they are reset.
+#[derive(Debug)]
+pub struct Engine {
+    config: EngineConfig,
+    evaluator: Evaluator,
+    tt: TranspositionTable,
+    tables: Tables,
+}
+
+/// Per-search tables, allocated once and reused (the search itself allocates nothing).
+struct Tables {
+    /// Two quiet moves per ply as [`quiet_code`]s (0: none).
+    killers: Vec<[u16; 2]>,
+    /// Indexed by side, from bit, to bit.
+    history: Vec<i32>,
+    /// Triangular principal-variation table, one line per ply.
+    pv: Vec<Vec<Move>>,
+    /// Hashes of the game's positions since the last irreversible move, then of the search path.
+    hashes: Vec<u64>,
+}
+
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tables").field("plies", &self.killers.len()).finish_non_exhaustive()
+    }
+}
+
+impl Tables {
+    fn new() -> Tables {
+        Tables {
+            killers: vec![[0; 2]; MAX_PLY + 2],
+            history: vec![0; 2 * 64 * 64],
+            pv: (0..MAX_PLY + 2).map(|_| Vec::with_capacity(MAX_PLY + 2)).collect(),
+            hashes: Vec::new(),
+        }
+    }
+}
+
+const HASH_KEY: i32 = i32::MAX;
+const CAPTURE_KEY: i32 = 1 << 24;
+const PROMOTION_KEY: i32 = 3 << 20;
+const KILLER_KEY: i32 = 2 << 20;
+const HISTORY_MAX: i32 = (1 << 20) - 1;
+
+/// Draw-rule counters of a node, kept as [`Game`] keeps them.
+#[derive(Copy, Clone, Debug)]
+struct Ctr {
+    no_progress: u16,
+    no_capture: u16,
+    endgame: u16,
+    /// 0: no lone-king ending, 1: one king against three pieces, 2: against at most two.
+    ending: u8,
+}
+
+/// The lone-king ending of `pos`, as `draughts_core::Game` classifies it.
+#[inline]
+fn ending(pos: &Position) -> u8 {
+    let lone = |c: Color| pos.pieces(c).count() == 1 && pos.kings(c).count() == 1;
+    for c in [Color::White, Color::Black] {
+        if lone(c) && pos.kings(!c).any() {
+            let n = pos.pieces(!c).count();
+            if n == 3 {
+                return 1;
+            } else if n <= 2 {
+                return 2;
+            }
+        }
+    }
+    0
+}
+
+#[inline]
+fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+#[inline]
+fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl Engine {
+    /// An engine with a transposition table of `config.tt_mib` MiB.
+    pub fn new(config: EngineConfig) -> Result<Engine, TtError> {
+        let tt = TranspositionTable::new(config.tt_mib)?;
+        Ok(Engine { evaluator: Evaluator::new(&config.weights), config, tt, tables: Tables::new() })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Forgets everything learnt in earlier searches (transposition table, history).
+    pub fn new_game(&mut self) {
+        self.tt.clear();
+        self.tables = Tables::new();
+    }
+
+    /// Searches the current position of `game` within `limits`, or until `stop` is set, calling
+    /// `on_iteration` after each completed iteration.
+    ///
+    /// The game's earlier moves count for repetitions and its counters for the draw rules. In a
+    /// finished game the result has no move. Otherwise it always has one, even when a limit
+    /// stops the search before its first iteration completes.
+    ///
+    /// When `limits` has no time limit ([`Limits::is_deterministic`]) the search starts from a
+    /// clean state (entries of earlier searches are invisible, history is cleared), so the
+    /// result depends only on the game, the limits and the weights: the same move, score and
+    /// node count every time. Time-limited searches keep what earlier searches learnt.
+    pub fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_iteration: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        let start = Instant::now();
+        let pos = *game.position();
+        if let Some(outcome) = game.outcome() {
+            let score = match outcome {
+                Outcome::Win { .. } => -MATE,
+                Outcome::Draw(_) => 0,
+            };
+            return SearchResult {
+                best: None,
+                score,
+                depth: 0,
+                seldepth: 0,
+                nodes: 0,
+                pv: Vec::new(),
+                time: start.elapsed(),
+            };
+        }
+
+        let deterministic = limits.is_deterministic();
+        self.tt.new_search(deterministic);
+        let tables = &mut self.tables;
+        tables.killers.fill([0; 2]);
+        if deterministic {
+            tables.history.fill(0);
+        } else {
+            tables.history.iter_mut().for_each(|h| *h /= 2);
+        }
+        // Positions since the last irreversible move can repeat; earlier ones cannot.
+        let counters = game.counters();
+        let window = (counters.no_progress as usize).min(game.ply());
+        tables.hashes.clear();
+        tables.hashes.extend(game.plies().skip(game.ply() - window).map(|(p, _)| p.hash()));
+        let root_index = tables.hashes.len();
+        tables.hashes.resize(root_index + MAX_PLY + 2, 0);
+
+        let rules = *game.rules();
+        let plan = TimePlan::new(limits);
+        let mut s = Searcher {
+            tt: &mut self.tt,
+            t: tables,
+            ev: &self.evaluator,
+            rules,
+            promote: rules.promote_during_capture,
+            track_endings: rules.draw.three_vs_one_plies.is_some() || rules.draw.two_vs_one_plies.is_some(),
+            stop,
+            node_limit: limits.nodes.unwrap_or(u64::MAX).max(1),
+            start,
+            hard: plan.map(|p| p.hard),
+            nodes: 0,
+            aborted: false,
+            seldepth: 0,
+            root: root_index,
+            limits: {
+                let d = &rules.draw;
+                let l = |x: Option<u16>| x.map_or(1 << 20, i32::from);
+                [l(d.no_progress_plies), l(d.no_capture_plies), l(d.three_vs_one_plies), l(d.two_vs_one_plies)]
+            },
+            iter_best: None,
+        };
+        let ctr = Ctr {
+            no_progress: counters.no_progress,
+            no_capture: counters.no_capture,
+            endgame: counters.endgame,
+            ending: ending(&pos),
+        };
+        let hash = game.hash();
+        let mut root_moves: Vec<Move> = game.legal_moves().into_vec();
+        let mut root_scores = vec![-INF; root_moves.len()];
+        let noise = limits.noise;
+        let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+
+        // Until an iteration completes: the first legal move with the static evaluation.
+        let mut best = root_moves[0];
+        let mut score = self.evaluator.evaluate(&pos);
+        let mut pv = vec![best];
+        let mut done_depth = 0;
+
+        for depth in 1..=max_depth as i32 {
+            s.iter_best = None;
+            let mut delta = 25;
+            let aspire = noise.is_none() && depth >= 4 && score.abs() < MATE_BOUND;
+            let (mut alpha, mut beta) = if aspire { (score - delta, score + delta) } else { (-INF, INF) };
+            let iter_score = loop {
+                let v = s.root(&pos, hash, ctr, depth, alpha, beta, &mut root_moves, &mut root_scores, noise.is_some());
+                if s.aborted {
+                    break v;
+                }
+                if v <= alpha && alpha > -INF {
+                    alpha = (v - delta).max(-INF);
+                } else if v >= beta && beta < INF {
+                    beta = (v + delta).min(INF);
+                } else {
+                    break v;
+                }
+                delta *= 2;
+                if delta > 400 {
+                    (alpha, beta) = (-INF, INF);
+                }
+            };
+            if s.aborted {
+                // A move that beat the previous best in the unfinished iteration is trusted.
+                if let Some((m, sc, line)) = s.iter_best.take() {
+                    if noise.is_none() {
+                        (best, score, pv) = (m, sc, line);
+                    }
+                }
+                break;
+            }
+            done_depth = depth as u32;
+            score = iter_score;
+            best = root_moves[0];
+            pv = s.t.pv[0].clone();
+            if pv.first() != Some(&best) {
+                pv = vec![best];
+            }
+            let time = start.elapsed();
+            on_iteration(&SearchInfo {
+                depth: done_depth,
+                seldepth: s.seldepth as u32,
+                score,
+                nodes: s.nodes,
+                nps: nps(s.nodes, time),
+                time,
+                hashfull: s.tt.hashfull(),
+                pv: pv.clone(),
+            });
+            if let Some(plan) = plan {
+                if time >= plan.soft || root_moves.len() == 1 {
+                    break;
+                }
+            }
+            if mate_distance(score).is_some_and(|n| n.unsigned_abs() + 2 <= done_depth) {
+                break;
+            }
+        }
+
+        if let Some(noise) = noise {
+            if done_depth > 0 {
+                let top = root_scores.iter().copied().max().unwrap_or(score);
+                let margin = if top.abs() >= MATE_BOUND { 0 } else { noise.margin.max(0) };
+                let near: SmallVec<[usize; 64]> =
+                    (0..root_moves.len()).filter(|&i| root_scores[i] >= top - margin).collect();
+                let pick = splitmix64(noise.seed ^ hash ^ splitmix64(game.ply() as u64)) as usize % near.len().max(1);
+                if let Some(&i) = near.get(pick) {
+                    (best, score, pv) = (root_moves[i], root_scores[i], vec![root_moves[i]]);
+                }
+            }
+        }
+
+        SearchResult {
+            best: Some(best),
+            score,
+            depth: done_depth,
+            seldepth: s.seldepth as u32,
+            nodes: s.nodes,
+            pv,
+            time: start.elapsed(),
+        }
+    }
+}
+
+fn nps(nodes: u64, time: Duration) -> u64 {
+    let us = time.as_micros().max(1);
+    (nodes as u128 * 1_000_000 / us) as u64
+}
+
+struct Searcher<'a> {
+    tt: &'a mut TranspositionTable,
+    t: &'a mut Tables,
+    ev: &'a Evaluator,
+    rules: Rules,
+    promote: bool,
+    track_endings: bool,
+    stop: &'a AtomicBool,
+    node_limit: u64,
+    start: Instant,
+    hard: Option<Duration>,
+    nodes: u64,
+    aborted: bool,
+    seldepth: usize,
+    /// Index of the root position in `t.hashes`.
+    root: usize,
+    /// The counter limits of the rules (no progress, no capture, three against one, two
+    /// against one), a large number for rules that do not apply.
+    limits: [i32; 4],
+    /// The best root move of the current iteration so far, its score and line.
+    iter_best: Option<(Move, i32, Vec<Move>)>,
+}
+
+impl Searcher<'_> {
+    /// Counts a node and decides whether to stop. Time and the stop flag are looked at every
+    /// 1024 nodes; the node limit at every node, so that node-limited searches are exact.
+    #[inline(always)]
+    fn tick(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 {
+            if self.stop.load(Ordering::Relaxed) {
+                self.aborted = true;
+            }
+            if let Some(hard) = self.hard {
+                if self.start.elapsed() >= hard {
+                    self.aborted = true;
+                }
+            }
+        }
+        if self.nodes >= self.node_limit {
+            self.aborted = true;
+        }
+        self.aborted
+    }
+
+    #[inline(always)]
+    fn next_ctr(&self, c: Ctr, mv: &Move, child: &Position) -> Ctr {
+        let e = if self.track_endings { ending(child) } else { 0 };
+        Ctr {
+            no_progress: if mv.is_irreversible() { 0 } else { c.no_progress.saturating_add(1) },
+            no_capture: if mv.is_capture() { 0 } else { c.no_capture.saturating_add(1) },
+            endgame: if e != 0 && e == c.ending { c.endgame.saturating_add(1) } else { 0 },
+            ending: e,
+        }
+    }
+
+    /// Plies until a counter rule could end the game (large when none applies).
+    #[inline(always)]
+    fn plies_to_rule(&self, c: &Ctr) -> i32 {
+        let [np, nc, three, two] = self.limits;
+        let mut r = (np - c.no_progress as i32).min(nc - c.no_capture as i32);
+        match c.ending {
+            1 => r = r.min(three - c.endgame as i32),
+            2 => r = r.min(two - c.endgame as i32),
+            _ => {}
+        }
+        r
+    }
+
+    /// The score when a draw rule ends the game at this node (not the root).
+    #[inline]
+    fn rule_result(&self, pos: &Position, hash: u64, c: &Ctr, left: i32, ply: usize) -> Option<i32> {
+        if let Some(n) = self.rules.draw.repetition {
+            // The same position with the same side to move recurs at the earliest four plies
+            // later, and only while no irreversible move was played.
+            let idx = self.root + ply;
+            let window = (c.no_progress as usize).min(idx);
+            let mut back = 4;
+            let mut count = 1u32;
+            while back <= window {
+                let j = idx - back;
+                if self.t.hashes[j] == hash {
+                    // Inside the tree one repetition is enough: the side that chose it can
+                    // repeat again.
+                    count += 1;
+                    if j > self.root || count >= n as u32 {
+                        return Some(0);
+                    }
+                }
+                back += 2;
+            }
+        }
+        if left <= 0 {
+            // A side with no legal move loses even when a counter has run out.
+            return Some(if pos.count_legal_moves_with(self.promote) > 0 { 0 } else { -MATE + ply as i32 });
+        }
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn root(
+        &mut self,
+        pos: &Position,
+        hash: u64,
+        c: Ctr,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        moves: &mut [Move],
+        scores: &mut [i32],
+        exact_all: bool,
+    ) -> i32 {
+        if self.tick() {
+            return 0;
+        }
+        self.t.pv[0].clear();
+        self.t.hashes[self.root] = hash;
+        let mut best = -INF;
+        let mut best_i = None;
+        for i in 0..moves.len() {
+            let mv = moves[i];
+            let child = pos.play(&mv);
+            let ch = hash ^ pos.hash_delta(&mv);
+            let cc = self.next_ctr(c, &mv, &child);
+            let score = if exact_all {
+                -self.search(&child, ch, cc, depth - 1, -INF, INF, 1, true)
+            } else if i == 0 {
+                -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true)
+            } else {
+                let v = -self.search(&child, ch, cc, depth - 1, -alpha - 1, -alpha, 1, false);
+                if v > alpha && v < beta && !self.aborted {
+                    -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true)
+                } else {
+                    v
+                }
+            };
+            if self.aborted {
+                break;
+            }
+            scores[i] = score;
+            if score > best {
+                best = score;
+                if exact_all || score > alpha {
+                    best_i = Some(i);
+                    self.set_pv(0, mv);
+                    self.iter_best = Some((mv, score, self.t.pv[0].clone()));
+                    if !exact_all {
+                        alpha = score;
+                        if alpha >= beta {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(b) = best_i {
+            // Best move first; the others keep their order.
+            moves[..=b].rotate_right(1);
+            scores[..=b].rotate_right(1);
+        }
+        best
+    }
+
+    #[inline]
+    fn set_pv(&mut self, ply: usize, mv: Move) {
+        let (head, tail) = self.t.pv.split_at_mut(ply + 1);
+        let line = &mut head[ply];
+        line.clear();
+        line.push(mv);
+        line.extend_from_slice(&tail[0]);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &mut self,
+        pos: &Position,
+        hash: u64,
+        c: Ctr,
+        depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        ply: usize,
+        pv_node: bool,
+    ) -> i32 {
+        if self.tick() {
+            return 0;
+        }
+        self.t.pv[ply].clear();
+        self.t.hashes[self.root + ply] = hash;
+        self.seldepth = self.seldepth.max(ply);
+
+        let left = self.plies_to_rule(&c);
+        if let Some(v) = self.rule_result(pos, hash, &c, left, ply) {
+            return v;
+        }
+        // Mate-distance pruning: no line from here beats a win at this ply.
+        alpha = alpha.max(-MATE + ply as i32);
+        beta = beta.min(MATE - ply as i32 - 1);
+        if alpha >= beta {
+            return alpha;
+        }
+
+        // Beyond the horizon only captures are searched. (Above it, move generation finds out
+        // whether there is a capture, so it is not asked twice.)
+        if depth <= 0 || ply >= MAX_PLY - 1 {
+            let capture = pos.has_capture();
+            if !capture || ply >= MAX_PLY - 1 {
+                let (v, mobility) = self.ev.evaluate_with_mobility(pos);
+                // No capture and no one-step move: no legal move at all.
+                return if mobility == 0 && !capture { -MATE + ply as i32 } else { v };
+            }
+        }
+
+        let sensitive = left <= depth.max(0) + 4;
+        let mut tt_move = None;
+        if depth >= 1 {
+            if let Some(hit) = self.tt.probe(hash) {
+                tt_move = hit.mv;
+                if !pv_node && !sensitive && hit.depth >= depth {
+                    let v = score_from_tt(hit.score, ply);
+                    match hit.bound {
+                        Bound::Exact => return v,
+                        Bound::Lower if v >= beta => return v,
+                        Bound::Upper if v <= alpha => return v,
+                        _ => {}
+                    }
+                }
+            }
+        }
+
+        let mut moves = MoveList::new();
+        pos.generate_moves(self.promote, &mut moves);
+        if moves.is_empty() {
+            return -MATE + ply as i32;
+        }
+        // When one capture exists, every legal move is a capture.
+        let capture = moves[0].is_capture();
+
+        let side = (pos.side_to_move() == Color::Black) as usize;
+        let killers = self.t.killers[ply];
+        let moves: &[Move] = &moves;
+        // Each move's ordering key and index packed into one number, so that one sort orders
+        // them: higher key first, then generation order (the codes are distinct, so the
+        // unstable sort is deterministic).
+        let mut order: SmallVec<[i64; 64]> = SmallVec::new();
+        let (mut top, mut top_i) = (i64::MIN, 0);
+        for (i, mv) in moves.iter().enumerate() {
+            let is_tt =
+                tt_move.is_some_and(|t| t.index as usize == i && t.from == mv.from().bit() && t.to == mv.to().bit());
+            let key = if is_tt {
+                HASH_KEY
+            } else if capture {
+                CAPTURE_KEY + 1000 * (mv.captured() & pos.all_kings()).count() as i32 + 100 * mv.promotes() as i32
+            } else if mv.promotes() {
+                PROMOTION_KEY
+            } else {
+                let q = quiet_code(mv);
+                if q == killers[0] {
+                    KILLER_KEY + 1
+                } else if q == killers[1] {
+                    KILLER_KEY
+                } else {
+                    self.t.history[history_index(side, mv)]
+                }
+            };
+            let code = encode(key, i);
+            if code > top {
+                (top, top_i) = (code, i);
+            }
+            order.push(code);
+        }
+        // The best move first; the rest are sorted only when it does not cut off.
+        order.swap(0, top_i);
+
+        let orig_alpha = alpha;
+        let mut best = -INF;
+        let mut best_i = usize::MAX;
+        for tried in 0..order.len() {
+            if tried == 1 {
+                sort_descending(&mut order[1..]);
+            }
+            let (k, i) = decode(order[tried]);
+            let mv = moves[i];
+            let child = pos.play(&mv);
+            let ch = hash ^ pos.hash_delta(&mv);
+            let nd = depth - 1;
+            let cc = self.next_ctr(c, &mv, &child);
+            let score = if tried == 0 {
+                -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node)
+            } else {
+                // Late quiet moves are reduced, unless they give the opponent a capture.
+                let reduce = depth >= 3 && tried >= 3 && !capture && k < KILLER_KEY && !child.has_capture();
+                let r = if reduce { 1 + (tried >= 8 && depth >= 5 && !pv_node) as i32 } else { 0 };
+                let mut v = -self.search(&child, ch, cc, nd - r, -alpha - 1, -alpha, ply + 1, false);
+                if v > alpha && r > 0 && !self.aborted {
+                    v = -self.search(&child, ch, cc, nd, -alpha - 1, -alpha, ply + 1, false);
+                }
+                if v > alpha && v < beta && pv_node && !self.aborted {
+                    v = -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, true);
+                }
+                v
+            };
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_i = i;
+                    alpha = score;
+                    if pv_node {
+                        self.set_pv(ply, mv);
+                    }
+                    if score >= beta {
+                        if !capture {
+                            self.reward_quiet(side, ply, depth, moves, &order[..tried], mv);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+
+        if depth >= 1 {
+            let bound = if sensitive {
+                Bound::None
+            } else if best >= beta {
+                Bound::Lower
+            } else if best > orig_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            let mv = (best_i < 255).then(|| TtMove {
+                index: best_i as u8,
+                from: moves[best_i].from().bit(),
+                to: moves[best_i].to().bit(),
+            });
+            self.tt.store(hash, score_to_tt(best, ply), depth, bound, mv);
+        }
+        best
+    }
+
+    /// A quiet move caused a cutoff: make it a killer, raise its history and lower the history
+    /// of the quiet moves tried before it (`before`, as order codes).
+    fn reward_quiet(&mut self, side: usize, ply: usize, depth: i32, moves: &[Move], before: &[i64], mv: Move) {
+        if !mv.promotes() {
+            let k = &mut self.t.killers[ply];
+            if k[0] != quiet_code(&mv) {
+                k[1] = k[0];
+                k[0] = quiet_code(&mv);
+            }
+        }
+        let bonus = (depth * depth * 16).min(HISTORY_MAX / 4);
+        let update = |h: &mut i32, b: i32| *h += b - *h * b.abs() / HISTORY_MAX;
+        update(&mut self.t.history[history_index(side, &mv)], bonus);
+        for &code in before {
+            let m = &moves[decode(code).1];
+            update(&mut self.t.history[history_index(side, m)], -bonus);
+        }
+    }
+}
+
+/// Insertion sort, highest first: the lists are short and often nearly sorted.
+#[inline]
+fn sort_descending(v: &mut [i64]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] < x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// Packs an ordering key and a move index: higher keys sort higher, and on equal keys the
+/// lower index does.
+#[inline(always)]
+fn encode(key: i32, index: usize) -> i64 {
+    ((key as i64) << 16) | (0xFFFF - (index as i64 & 0xFFFF))
+}
+
+#[inline(always)]
+fn decode(code: i64) -> (i32, usize) {
+    ((code >> 16) as i32, 0xFFFF - (code & 0xFFFF) as usize)
+}
+
+/// A quiet move is named by its from and to squares alone: bits 8..16 and 0..8, never 0.
+#[inline(always)]
+fn quiet_code(mv: &Move) -> u16 {
+    ((mv.from().bit() as u16) << 8) | mv.to().bit() as u16 | 0x8000
+}
+
+#[inline(always)]
+fn history_index(side: usize, mv: &Move) -> usize {
+    (side << 12) | ((mv.from().bit() as usize) << 6) | mv.to().bit() as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mate_distances() {
+        assert_eq!(mate_distance(MATE - 3), Some(3));
+        assert_eq!(mate_distance(-MATE + 4), Some(-4));
+        assert_eq!(mate_distance(250), None);
+        assert_eq!(mate_distance(-MATE_BOUND + 1), None);
+        for ply in [0, 1, 7, 100] {
+            for s in [MATE - 9, -MATE + 12, 0, -37] {
+                assert_eq!(score_from_tt(score_to_tt(s, ply), ply), s);
+            }
+        }
+    }
+
+    #[test]
+    fn move_order_codes() {
+        let mut v: Vec<i64> =
+            [(5, 0), (HASH_KEY, 3), (5, 1), (-7, 2), (KILLER_KEY, 4)].iter().map(|&(k, i)| encode(k, i)).collect();
+        sort_descending(&mut v);
+        let order: Vec<(i32, usize)> = v.into_iter().map(decode).collect();
+        // Higher key first; equal keys in generation order.
+        assert_eq!(order, vec![(HASH_KEY, 3), (KILLER_KEY, 4), (5, 0), (5, 1), (-7, 2)]);
+    }
+
+    #[test]
+    fn endings_match_the_rules() {
+        let e = |fen: &str| ending(&Position::from_fen(fen).unwrap());
+        assert_eq!(e("W:WK1:BK50"), 2);
+        assert_eq!(e("W:WK1,12:BK50"), 2);
+        assert_eq!(e("W:WK1:B30,K50,40"), 1);
+        assert_eq!(e("W:WK1:B30,20,40"), 0);
+        assert_eq!(e("W:W31:BK50,40"), 0);
+        assert_eq!(e("W:WK1,K2,K3,K4:BK50"), 0);
+    }
+
+    #[test]
+    fn engine_config_errors() {
+        let err = Engine::new(EngineConfig { tt_mib: 0, ..EngineConfig::default() }).unwrap_err();
+        assert!(err.to_string().contains("at least 1 MiB"), "{err}");
+    }
+}
