@@ -18,6 +18,7 @@ mod hub;
 mod moves;
 mod pdn;
 mod perft;
+mod report;
 mod search;
 
 pub use error::{bad_input, BadInput};
@@ -50,6 +51,8 @@ enum Command {
     Tournament(arena::TournamentArgs),
     /// SPRT gate: exit 0 when the candidate is accepted as stronger, 1 otherwise.
     Gate(arena::GateArgs),
+    /// Write PNG plots and a Markdown summary of a training run (DIR/report/).
+    Report(report::Args),
     /// Benchmarks that print their figures (default: the search benchmark).
     Bench(bench::Args),
 }
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         Command::Match(a) => arena::run_match_cmd(a),
         Command::Tournament(a) => arena::run_tournament_cmd(a),
         Command::Gate(a) => arena::run_gate_cmd(a),
+        Command::Report(a) => report::run(a),
         Command::Bench(a) => bench::run(a),
     };
     match result {
