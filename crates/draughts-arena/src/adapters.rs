@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use draughts_core::{Game, Move, Rules};
 use draughts_engine::{Engine, EngineConfig, Limits};
+use draughts_protocol::hub::History;
 use draughts_protocol::{Clock, HubClient, HubClientOptions, HubError, SearchLimit};
 
 use crate::player::{ClockState, Player, PlayerError};
@@ -21,8 +22,11 @@ pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildEr
                 .map(|p| Box::new(p) as Box<dyn Player>)
                 .map_err(|detail| BuildError::Failed { spec: name, detail }),
         ),
-        PlayerKind::Hub { cmd, limits } => Some(
-            HubPlayer::spawn(name.clone(), cmd, *limits, HubClientOptions::default())
+        PlayerKind::Hub { cmd, limits, full_history } => Some(
+            HubPlayer::spawn(name.clone(), cmd, *limits, HubClientOptions {
+                history: if *full_history { History::All } else { History::SinceIrreversible },
+                ..HubClientOptions::default()
+            })
                 .map(|p| Box::new(p) as Box<dyn Player>)
                 .map_err(|e| BuildError::Failed { spec: name, detail: e.to_string() }),
         ),

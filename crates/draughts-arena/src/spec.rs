@@ -73,6 +73,11 @@ pub enum PlayerKind {
         cmd: String,
         /// Limits sent with every search; none means the engine's default.
         limits: SearchLimits,
+        /// Send the whole game with every search (`history=all`) instead of the position after
+        /// the last capture or man move and the king moves since (`history=reversible`, the Hub
+        /// GUI's convention and the default). Only the whole game lets the engine know the
+        /// draw-rule counters that run across irreversible moves (the 16- and 5-move rules).
+        full_history: bool,
     },
     /// An external engine reached over DXP.
     Dxp {
@@ -181,7 +186,7 @@ const RANDOM_KEYS: &[&str] = &["seed", "name"];
 const ALPHABETA_KEYS: &[&str] = &["depth", "nodes", "movetime", "name"];
 const MCTS_KEYS: &[&str] = &["model", "sims", "name"];
 const POLICY_KEYS: &[&str] = &["model", "name"];
-const HUB_KEYS: &[&str] = &["cmd", "depth", "nodes", "movetime", "name"];
+const HUB_KEYS: &[&str] = &["cmd", "depth", "nodes", "movetime", "history", "name"];
 const DXP_KEYS: &[&str] = &["addr", "name"];
 
 /// The `key=value` items of a spec, with the keys checked against the kind's list.
@@ -373,7 +378,18 @@ impl PlayerSpec {
             }
             "hub" => {
                 let cmd = nonempty("cmd", items.required("cmd")?, "must name a program")?;
-                PlayerKind::Hub { cmd, limits: items.limits()? }
+                let full_history = match items.take("history").as_deref().map(str::trim) {
+                    None | Some("reversible") => false,
+                    Some("all") => true,
+                    Some(other) => {
+                        return Err(SpecErrorKind::BadValue {
+                            key: "history",
+                            value: other.to_owned(),
+                            reason: "expected `all` or `reversible`",
+                        })
+                    }
+                };
+                PlayerKind::Hub { cmd, limits: items.limits()?, full_history }
             }
             "dxp" => {
                 let addr = items.required("addr")?;
@@ -440,9 +456,12 @@ impl fmt::Display for PlayerSpec {
                 items.push(format!("sims={sims}"));
             }
             PlayerKind::Policy { model } => items.push(format!("model={}", quote(&model.to_string_lossy()))),
-            PlayerKind::Hub { cmd, limits: l } => {
+            PlayerKind::Hub { cmd, limits: l, full_history } => {
                 items.push(format!("cmd={}", quote(cmd)));
                 limits(&mut items, l);
+                if *full_history {
+                    items.push("history=all".to_owned());
+                }
             }
             PlayerKind::Dxp { addr } => items.push(format!("addr={}", quote(addr))),
         }
@@ -614,10 +633,13 @@ mod tests {
             parse(r#"hub:cmd="/opt/scan/scan hub --x=\"a,b\"",movetime=500"#).kind,
             PlayerKind::Hub {
                 cmd: r#"/opt/scan/scan hub --x="a,b""#.into(),
-                limits: SearchLimits { movetime: Some(Duration::from_millis(500)), ..SearchLimits::default() }
+                limits: SearchLimits { movetime: Some(Duration::from_millis(500)), ..SearchLimits::default() },
+                full_history: false,
             }
         );
-        assert_eq!(parse("hub:cmd=./engine").kind, PlayerKind::Hub { cmd: "./engine".into(), limits: SearchLimits::default() });
+        assert_eq!(parse("hub:cmd=./engine").kind, PlayerKind::Hub { cmd: "./engine".into(), limits: SearchLimits::default(), full_history: false });
+        assert!(matches!(parse("hub:cmd=./e,history=all").kind, PlayerKind::Hub { full_history: true, .. }));
+        assert!(PlayerSpec::parse("hub:cmd=./e,history=some").is_err());
         assert_eq!(parse("dxp:addr=127.0.0.1:27531").kind, PlayerKind::Dxp { addr: "127.0.0.1:27531".into() });
         let named = parse("alphabeta:depth=2, name=\"AB 2\"");
         assert_eq!(named.label.as_deref(), Some("AB 2"));

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use draughts_core::Rules;
 use draughts_engine::Level;
 use draughts_protocol::dxp::{EndCause, Verdict};
-use draughts_protocol::{dxp_connect, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions};
+use draughts_protocol::{dxp_connect, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
 
 use crate::alphabeta::AlphaBeta;
 use crate::bad_input;
@@ -43,6 +43,16 @@ pub struct Args {
     /// Seed for the randomness of the easy level.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Search this many nodes per move, whatever the clock says (deterministic play).
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Search to this depth per move, whatever the clock says.
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Initiator: play every opening of this file (one FEN per line, or PDN) twice, colours
+    /// swapped, one connection per opening, instead of games from the start position.
+    #[arg(long)]
+    openings: Option<std::path::PathBuf>,
 }
 
 fn describe(r: &GameRecord) -> String {
@@ -62,17 +72,38 @@ fn describe(r: &GameRecord) -> String {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     let mut searcher = AlphaBeta::new(level, a.hash.max(1), a.seed)?;
-    let player = PlayerOptions { name: a.name.clone(), rules: Rules::FMJD, ..PlayerOptions::default() };
+    let fixed = (a.nodes.is_some() || a.depth.is_some())
+        .then(|| SearchLimit { nodes: a.nodes, depth: a.depth, ..SearchLimit::default() });
+    let player = PlayerOptions { name: a.name.clone(), rules: Rules::FMJD, limit: fixed, ..PlayerOptions::default() };
     let records = if let Some(addr) = &a.listen {
         let opts = ListenOptions { player, connections: a.connections.max(1) };
         dxp_listen(addr, &mut searcher, &opts).map_err(bad_input)?
     } else {
         let addr = a.connect.as_deref().unwrap_or_default();
-        let opts = ConnectOptions { player, games: a.games, time_minutes: a.time, moves: a.moves, ..ConnectOptions::default() };
-        dxp_connect(addr, &mut searcher, &opts).map_err(bad_input)?
+        let base = ConnectOptions { player, games: a.games, time_minutes: a.time, moves: a.moves, ..ConnectOptions::default() };
+        match &a.openings {
+            None => dxp_connect(addr, &mut searcher, &base).map_err(bad_input)?,
+            Some(path) => {
+                let openings = draughts_arena::openings::load(path, &Rules::FMJD).map_err(bad_input)?;
+                let mut all = Vec::new();
+                for o in &openings {
+                    let start = o.moves.iter().fold(o.start, |p, m| p.play(m));
+                    let opts = ConnectOptions { games: 2, start: Some(start), ..base.clone() };
+                    all.extend(dxp_connect(addr, &mut searcher, &opts).map_err(bad_input)?);
+                }
+                all
+            }
+        }
     };
+    let mut score = 0.0;
     for (i, r) in records.iter().enumerate() {
         println!("game {}: {}", i + 1, describe(r));
+        score += match r.verdict {
+            Some(Verdict::Win) => 1.0,
+            Some(Verdict::Draw) => 0.5,
+            _ => 0.0,
+        };
     }
+    println!("score {score}/{} ({:.1}%)", records.len(), 100.0 * score / records.len().max(1) as f64);
     Ok(ExitCode::SUCCESS)
 }
