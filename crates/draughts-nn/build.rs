@@ -21,7 +21,10 @@ fn main() {
     // -> env!("DRAUGHTS_LIBTORCH_LIB") in this crate (tests check for a CUDA build with it).
     println!("cargo:rustc-env=DRAUGHTS_LIBTORCH_LIB={lib}");
     // -> env!("DRAUGHTS_LIBTORCH_VERSION"), recorded in checkpoint sidecars.
-    println!("cargo:rustc-env=DRAUGHTS_LIBTORCH_VERSION={}", libtorch_version(&lib));
+    println!(
+        "cargo:rustc-env=DRAUGHTS_LIBTORCH_VERSION={}",
+        libtorch_version(&lib)
+    );
 }
 
 /// The libtorch version: `<libtorch>/build-version` for an unpacked libtorch (what `scripts/setup`
@@ -42,7 +45,10 @@ fn libtorch_version(lib: &str) -> String {
         println!("cargo:rerun-if-changed={}", version_py.display());
         for line in text.lines() {
             if let Some(rest) = line.trim().strip_prefix("__version__") {
-                let v = rest.trim_start_matches([' ', '=']).trim().trim_matches(['\'', '"']);
+                let v = rest
+                    .trim_start_matches([' ', '='])
+                    .trim()
+                    .trim_matches(['\'', '"']);
                 return v.to_owned();
             }
         }

@@ -13,6 +13,19 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum What {
+    /// Self-play against the raw network: batched forward passes per second, then network
+    /// evaluations per second inside self-play, same net and batch size, in one run.
+    Selfplay {
+        /// The config file (its [net], [inference], [mcts] and [selfplay] sections are used).
+        #[arg(long)]
+        config: std::path::PathBuf,
+        /// Games to play (default: twice the games in flight).
+        #[arg(long)]
+        games: Option<u64>,
+        /// Override a config value (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
     /// Alpha-beta search of a fixed set of positions to a fixed depth: total nodes (the
     /// regression check for search changes) and nodes per second.
     Search {
@@ -38,6 +51,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.what {
         Some(What::Perft { min_depth, max_depth, threads }) => bench_perft(min_depth, max_depth, threads),
         Some(What::Search { depth }) => bench_search(depth),
+        Some(What::Selfplay { config, games, overrides }) => bench_selfplay(&config, games, &overrides),
         None => bench_search(DEFAULT_BENCH_DEPTH),
     }
 }
@@ -52,6 +66,48 @@ fn bench_search(depth: u32) -> anyhow::Result<ExitCode> {
         println!("{:<60} {:>12} nodes  {:>8} best {}  score {}", p.fen, p.nodes, format!("{:.3}s", p.time.as_secs_f64()), best, p.score);
     }
     println!("bench depth {}: {} nodes in {:.3} s, {} nodes/s", r.depth, r.nodes, r.time.as_secs_f64(), r.nps);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[String]) -> anyhow::Result<ExitCode> {
+    use crate::settings::Config;
+    let (mut cfg, _) = crate::config::load::<Config>(path, overrides)?;
+    cfg.resolve()?;
+    let device = cfg.inference.device.resolve()?;
+    let batch = cfg.selfplay.max_batch.min(cfg.inference.max_batch);
+    draughts_nn::tch::set_num_threads(cfg.inference.torch_threads as i32);
+    let net = draughts_nn::Net::new(&cfg.net, device, cfg.seed)?;
+    // Raw: batched forward passes of the same net at the self-play batch size, on this thread
+    // with the inference thread's torch thread count.
+    let raw = draughts_nn::bench_forward(&net, batch, 200)?;
+    println!("net {}x{}, batch {batch}, {} torch thread(s), device {device:?}", cfg.net.blocks, cfg.net.channels, cfg.inference.torch_threads);
+    println!("raw forward:          {raw:>10.0} positions/s");
+    let dir = std::env::temp_dir().join(format!("draughts-bench-selfplay-{}", std::process::id()));
+    let run = crate::rundir::RunDir::create(&dir)?;
+    let checkpoints = run.checkpoints();
+    let info = draughts_nn::CheckpointInfo { name: cfg.name.clone(), step: 0, rules: cfg.rules.clone(), seed: cfg.seed, parent: None };
+    draughts_nn::checkpoint::save(&net, &checkpoints, &info)?;
+    drop(net);
+    let games = games.unwrap_or(2 * cfg.selfplay.games_in_flight as u64 * cfg.selfplay.workers as u64);
+    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true);
+    // Measure the raw rate again after self-play, so that a change in machine load between the
+    // two shows up instead of skewing the ratio silently.
+    let (net, _) = crate::models::load_or_init(&checkpoints, &cfg, device)?;
+    let raw_after = draughts_nn::bench_forward(&net, batch, 200)?;
+    std::fs::remove_dir_all(&dir).ok();
+    let stats = stats?;
+    println!("raw forward, again:   {raw_after:>10.0} positions/s");
+    let raw = (raw + raw_after) / 2.0;
+    println!("self-play:            {:>10.0} evaluations/s (mean batch {:.1})", stats.evals_per_second, stats.mean_batch);
+    println!("ratio:                {:>10.1} %", 100.0 * stats.evals_per_second / raw);
+    println!(
+        "games: {} in {:.1} s = {:.0} games/hour ({:.1} plies/game, {} recorded positions)",
+        stats.games,
+        stats.seconds,
+        stats.games as f64 * 3600.0 / stats.seconds.max(1e-9),
+        stats.plies as f64 / stats.games.max(1) as f64,
+        stats.records
+    );
     Ok(ExitCode::SUCCESS)
 }
 

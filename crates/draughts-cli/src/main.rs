@@ -10,15 +10,18 @@ use clap::{Parser, Subcommand};
 mod alphabeta;
 mod arena;
 mod bench;
-#[allow(dead_code)]
 mod config;
 mod dxp;
 mod error;
 mod hub;
+mod models;
 mod moves;
 mod pdn;
 mod perft;
 mod report;
+mod rundir;
+mod selfplay;
+mod settings;
 mod search;
 
 pub use error::{bad_input, BadInput};
@@ -51,6 +54,8 @@ enum Command {
     Tournament(arena::TournamentArgs),
     /// SPRT gate: exit 0 when the candidate is accepted as stronger, 1 otherwise.
     Gate(arena::GateArgs),
+    /// Play self-play games with the run's newest network into its shards.
+    Selfplay(selfplay::Args),
     /// Write PNG plots and a Markdown summary of a training run (DIR/report/).
     Report(report::Args),
     /// Benchmarks that print their figures (default: the search benchmark).
@@ -69,6 +74,7 @@ fn main() -> ExitCode {
         Command::Match(a) => arena::run_match_cmd(a),
         Command::Tournament(a) => arena::run_tournament_cmd(a),
         Command::Gate(a) => arena::run_gate_cmd(a),
+        Command::Selfplay(a) => selfplay::run(a),
         Command::Report(a) => report::run(a),
         Command::Bench(a) => bench::run(a),
     };

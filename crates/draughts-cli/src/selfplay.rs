@@ -1,0 +1,168 @@
+//! `draughts selfplay`: generate training games into a run directory.
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use draughts_nn::InferenceServer;
+use draughts_selfplay::{run_workers, ShardWriter};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::rundir::RunDir;
+use crate::settings::Config;
+use crate::{config, models};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The config file (TOML).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// The run directory.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Number of games to play.
+    #[arg(long, default_value_t = 100)]
+    pub games: u64,
+    /// Override a config value: `--set selfplay.games_in_flight=32` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Distinguishes workers that share a run directory (their games get different seeds).
+    #[arg(long, default_value_t = 0)]
+    pub worker_id: u64,
+    /// Accept a config that differs from the one the run directory was started with.
+    #[arg(long)]
+    pub allow_config_change: bool,
+}
+
+/// Mixes numbers into a seed (SplitMix64 finaliser).
+pub fn mix(mut x: u64, parts: &[u64]) -> u64 {
+    for p in parts {
+        x ^= p.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(x << 6).wrapping_add(x >> 2);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+    }
+    x
+}
+
+/// What a self-play stage produced.
+#[derive(Debug)]
+pub struct SelfplayStats {
+    pub games: u64,
+    pub positions: u64,
+    pub records: u64,
+    pub seconds: f64,
+    pub evals_per_second: f64,
+    pub mean_batch: f64,
+    pub model: String,
+    pub seed: u64,
+    pub white_wins: u64,
+    pub black_wins: u64,
+    pub draws: u64,
+    pub plies: u64,
+}
+
+/// Plays `games` games with the run's newest model and writes them as shards (used by
+/// `selfplay` and `loop`). `salt` makes the seed differ between stages and restarts.
+pub fn play(run: &RunDir, cfg: &Config, games: u64, salt: &[u64], show_progress: bool) -> anyhow::Result<SelfplayStats> {
+    let device = cfg.inference.device.resolve()?;
+    let (net, meta) = models::load_or_init(&run.checkpoints(), cfg, device)?;
+    let mut sp = cfg.selfplay.clone();
+    sp.seed = mix(cfg.seed, salt);
+    let mut mcts = cfg.mcts.clone();
+    mcts.seed = sp.seed;
+    let server = InferenceServer::spawn(net, &cfg.inference)?;
+    let handle = server.handle();
+    let mut writer = ShardWriter::new(run.games(), &meta.model_id, &sp)?;
+    let pb = if show_progress { ProgressBar::new(games) } else { ProgressBar::hidden() };
+    pb.set_style(
+        ProgressStyle::with_template("selfplay {elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let result = run_workers(
+        &sp,
+        &mcts,
+        |_| handle.clone(),
+        games,
+        |g| writer.add(&g).map(drop),
+        |p| {
+            pb.set_position(p.games);
+            let secs = p.elapsed.as_secs_f64().max(1e-9);
+            pb.set_message(format!(
+                "{:.0} positions/s, {:.0} evals/s, batch {:.1}",
+                p.positions_per_second(),
+                p.positions as f64 / secs,
+                p.mean_batch()
+            ));
+            ControlFlow::Continue(())
+        },
+    );
+    let flushed = writer.flush();
+    pb.finish_and_clear();
+    let p = result?;
+    flushed?;
+    drop(handle);
+    server.shutdown();
+    let seconds = p.elapsed.as_secs_f64();
+    Ok(SelfplayStats {
+        games: p.games,
+        positions: p.positions,
+        records: p.records,
+        seconds,
+        evals_per_second: p.positions as f64 / seconds.max(1e-9),
+        mean_batch: p.mean_batch(),
+        model: meta.model_id,
+        seed: sp.seed,
+        white_wins: p.white_wins,
+        black_wins: p.black_wins,
+        draws: p.draws,
+        plies: p.moves,
+    })
+}
+
+pub fn metrics_fields(s: &SelfplayStats, cycle: Option<u64>) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "games": s.games,
+        "positions": s.records,
+        "evaluations": s.positions,
+        "seconds": s.seconds,
+        "games_per_hour": s.games as f64 * 3600.0 / s.seconds.max(1e-9),
+        "positions_per_second": s.records as f64 / s.seconds.max(1e-9),
+        "evals_per_second": s.evals_per_second,
+        "mean_batch": s.mean_batch,
+        "model": s.model,
+        "seed": s.seed,
+        "plies_mean": s.plies as f64 / s.games.max(1) as f64,
+        "white_wins": s.white_wins,
+        "draws": s.draws,
+        "black_wins": s.black_wins,
+    });
+    if let Some(c) = cycle {
+        v["cycle"] = serde_json::json!(c);
+    }
+    v
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let (mut cfg, effective) = config::load::<Config>(&a.config, &a.overrides)?;
+    cfg.resolve()?;
+    let run = RunDir::create(&a.run)?;
+    run.pin_config(&effective, a.allow_config_change)?;
+    let existing = draughts_selfplay::list_shards(run.games()).map(|v| v.len() as u64).unwrap_or(0);
+    let salt = [1, a.worker_id, existing, crate::rundir::unix_now() as u64];
+    let stats = play(&run, &cfg, a.games, &salt, true)?;
+    run.metric("selfplay", metrics_fields(&stats, None))?;
+    println!(
+        "{} games, {} positions recorded in {:.1} s: {:.0} games/hour, {:.0} evaluations/s (mean batch {:.1}), model {}, seed {}",
+        stats.games,
+        stats.records,
+        stats.seconds,
+        stats.games as f64 * 3600.0 / stats.seconds.max(1e-9),
+        stats.evals_per_second,
+        stats.mean_batch,
+        stats.model,
+        stats.seed
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,387 @@
+//! The network: a residual tower of 3x3 convolutions with a policy head (2500 logits), a
+//! win/draw/loss head and an optional moves-left head.
+//!
+//! ```text
+//! input [B, 8, 10, 10]
+//!   conv3x3(8 -> C) + BN + ReLU                              "input"
+//!   blocks x { conv3x3 + BN + ReLU + conv3x3 + BN, + skip, ReLU }   "block{i}"
+//!   policy:     conv1x1(C -> P) + BN + ReLU, flatten, linear(100 P -> 2500)     "policy"
+//!   value:      conv1x1(C -> 2) + BN + ReLU, flatten, linear(200 -> H) + ReLU   "value"
+//!                 -> linear(H -> 3)  win/draw/loss logits, side to move's view
+//!                 -> linear(H -> 1)  moves left (optional head)                 "moves_left"
+//! ```
+//!
+//! The variable names (`input.conv.weight`, `block0.bn1.running_mean`, ...) are the keys of the
+//! safetensors checkpoints: renaming a layer breaks every saved checkpoint.
+//!
+//! Batch norm behaves differently in training (batch statistics, running averages updated) and
+//! in inference (running averages): [`Net::forward_t`] takes the mode, [`Net::forward`] is
+//! inference. The masked softmax over legal moves is done outside the net
+//! ([`crate::policy::masked_softmax`], [`masked_log_softmax`]).
+
+use serde::{Deserialize, Serialize};
+use tch::nn;
+use tch::{Device, Kind, Tensor};
+
+use crate::encoding::{BOARD_SIDE, INPUT_SIZE, PLANES, PLANE_SIZE};
+use crate::policy::POLICY_SIZE;
+
+/// Channels of the value head's 1x1 convolution.
+const VALUE_CHANNELS: i64 = 2;
+
+/// The architecture of a [`Net`]. Stored in checkpoint sidecars; in config files every key is
+/// optional (the default fills the rest) and unknown keys are errors.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetConfig {
+    /// Residual blocks in the tower (0..=64).
+    pub blocks: usize,
+    /// Channels of the tower's convolutions (1..=1024).
+    pub channels: usize,
+    /// Channels of the policy head's 1x1 convolution before the linear layer to 2500 logits
+    /// (1..=64).
+    pub policy_channels: usize,
+    /// Width of the value head's hidden layer (1..=4096).
+    pub value_hidden: usize,
+    /// Whether the net has a moves-left head.
+    pub moves_left_head: bool,
+}
+
+impl Default for NetConfig {
+    /// 4 blocks x 32 channels: the CPU default.
+    fn default() -> NetConfig {
+        NetConfig {
+            blocks: 4,
+            channels: 32,
+            policy_channels: 4,
+            value_hidden: 64,
+            moves_left_head: false,
+        }
+    }
+}
+
+impl NetConfig {
+    /// Checks every field's range, naming the first one out of range.
+    pub fn validate(&self) -> Result<(), NetError> {
+        let check = |field: &'static str, value: usize, lo: usize, hi: usize| {
+            if (lo..=hi).contains(&value) {
+                Ok(())
+            } else {
+                Err(NetError::InvalidConfig {
+                    field,
+                    value,
+                    min: lo,
+                    max: hi,
+                })
+            }
+        };
+        check("blocks", self.blocks, 0, 64)?;
+        check("channels", self.channels, 1, 1024)?;
+        check("policy_channels", self.policy_channels, 1, 64)?;
+        check("value_hidden", self.value_hidden, 1, 4096)?;
+        Ok(())
+    }
+
+    /// A short name such as `4x32` or `6x64-ml` (blocks x channels, `-ml` with a moves-left head).
+    pub fn short_name(&self) -> String {
+        let ml = if self.moves_left_head { "-ml" } else { "" };
+        format!("{}x{}{ml}", self.blocks, self.channels)
+    }
+}
+
+/// What can go wrong building or running a [`Net`].
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// A [`NetConfig`] field out of range.
+    #[error("network config: `{field}` is {value}, must be in {min}..={max}")]
+    InvalidConfig {
+        /// The field's name.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// Smallest allowed value.
+        min: usize,
+        /// Largest allowed value.
+        max: usize,
+    },
+    /// The requested device is not there (no CUDA, or no such CUDA device).
+    #[error("device {0:?} is not available (cuda available: {cuda}, devices: {count})", cuda = tch::Cuda::is_available(), count = tch::Cuda::device_count())]
+    DeviceUnavailable(Device),
+    /// An input tensor that is not `[B, 800]` or `[B, 8, 10, 10]` floats.
+    #[error("network input has shape {shape:?} and kind {kind:?}, expected [B, {INPUT_SIZE}] or [B, {PLANES}, 10, 10] floats")]
+    InputShape {
+        /// The shape given.
+        shape: Vec<i64>,
+        /// The element kind given.
+        kind: Kind,
+    },
+    /// libtorch reported an error.
+    #[error("libtorch: {0}")]
+    Torch(#[from] tch::TchError),
+}
+
+/// Checks that `device` can be used, without touching it when it cannot (tch panics on an
+/// unavailable CUDA device).
+pub fn check_device(device: Device) -> Result<(), NetError> {
+    match device {
+        Device::Cpu => Ok(()),
+        Device::Cuda(i) if tch::Cuda::is_available() && (i as i64) < tch::Cuda::device_count() => {
+            Ok(())
+        }
+        other => Err(NetError::DeviceUnavailable(other)),
+    }
+}
+
+/// The three outputs of a forward pass.
+#[derive(Debug)]
+pub struct NetOutput {
+    /// Policy logits `[B, 2500]`, indexed by [`crate::policy::move_index`]; not masked.
+    pub policy: Tensor,
+    /// Win/draw/loss logits `[B, 3]`, from the side to move's point of view.
+    pub wdl: Tensor,
+    /// Moves left `[B, 1]` (unconstrained regression output; the trainer picks the scale), when
+    /// the net has that head.
+    pub moves_left: Option<Tensor>,
+}
+
+#[derive(Debug)]
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+}
+
+impl ConvBn {
+    fn new(p: nn::Path<'_>, c_in: i64, c_out: i64, kernel: i64, bn_gamma: f64) -> ConvBn {
+        let cfg = nn::ConvConfig {
+            padding: kernel / 2,
+            bias: false,
+            ..Default::default()
+        };
+        let bn_cfg = nn::BatchNormConfig {
+            ws_init: nn::Init::Const(bn_gamma),
+            ..Default::default()
+        };
+        ConvBn {
+            conv: nn::conv2d(&p / "conv", c_in, c_out, kernel, cfg),
+            bn: nn::batch_norm2d(&p / "bn", c_out, bn_cfg),
+        }
+    }
+
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
+        xs.apply(&self.conv).apply_t(&self.bn, train)
+    }
+}
+
+#[derive(Debug)]
+struct ResBlock {
+    conv1: nn::Conv2D,
+    bn1: nn::BatchNorm,
+    conv2: nn::Conv2D,
+    bn2: nn::BatchNorm,
+}
+
+impl ResBlock {
+    fn new(p: nn::Path<'_>, c: i64) -> ResBlock {
+        let cfg = nn::ConvConfig {
+            padding: 1,
+            bias: false,
+            ..Default::default()
+        };
+        let one = nn::BatchNormConfig {
+            ws_init: nn::Init::Const(1.0),
+            ..Default::default()
+        };
+        // The second batch norm starts at zero scale, so every block starts as the identity
+        // (Goyal et al. 2017): a deep tower trains from the start like a shallow one.
+        let zero = nn::BatchNormConfig {
+            ws_init: nn::Init::Const(0.0),
+            ..Default::default()
+        };
+        ResBlock {
+            conv1: nn::conv2d(&p / "conv1", c, c, 3, cfg),
+            bn1: nn::batch_norm2d(&p / "bn1", c, one),
+            conv2: nn::conv2d(&p / "conv2", c, c, 3, cfg),
+            bn2: nn::batch_norm2d(&p / "bn2", c, zero),
+        }
+    }
+
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
+        let ys = xs.apply(&self.conv1).apply_t(&self.bn1, train).relu();
+        let ys = ys.apply(&self.conv2).apply_t(&self.bn2, train);
+        (ys + xs).relu()
+    }
+}
+
+/// The network and the variables it owns.
+///
+/// `Net` is `Send` but not `Sync` (libtorch tensors): one thread owns it, see
+/// [`crate::inference`].
+#[derive(Debug)]
+pub struct Net {
+    vs: nn::VarStore,
+    config: NetConfig,
+    input: ConvBn,
+    blocks: Vec<ResBlock>,
+    policy_conv: ConvBn,
+    policy_fc: nn::Linear,
+    value_conv: ConvBn,
+    value_fc1: nn::Linear,
+    value_fc2: nn::Linear,
+    moves_left_fc: Option<nn::Linear>,
+}
+
+impl Net {
+    /// A freshly initialised net on `device`. The initial weights come from libtorch's global
+    /// generator, which this seeds with `seed` (`tch::manual_seed`): build nets from one thread
+    /// when the weights must be reproducible.
+    pub fn new(config: &NetConfig, device: Device, seed: u64) -> Result<Net, NetError> {
+        config.validate()?;
+        check_device(device)?;
+        tch::manual_seed(seed as i64);
+        Net::build(config, device)
+    }
+
+    /// A net whose initial weights come from libtorch's generator as it stands (not reseeded):
+    /// for nets whose weights are loaded right after, so loading leaves the generator alone.
+    pub(crate) fn unseeded(config: &NetConfig, device: Device) -> Result<Net, NetError> {
+        config.validate()?;
+        check_device(device)?;
+        Net::build(config, device)
+    }
+
+    fn build(config: &NetConfig, device: Device) -> Result<Net, NetError> {
+        let vs = nn::VarStore::new(device);
+        let root = vs.root();
+        let c = config.channels as i64;
+        let pc = config.policy_channels as i64;
+        let hidden = config.value_hidden as i64;
+        let cells = PLANE_SIZE as i64;
+        let input = ConvBn::new(&root / "input", PLANES as i64, c, 3, 1.0);
+        let blocks = (0..config.blocks)
+            .map(|i| ResBlock::new(&root / format!("block{i}"), c))
+            .collect();
+        let policy_conv = ConvBn::new(&root / "policy", c, pc, 1, 1.0);
+        let policy_fc = nn::linear(
+            &root / "policy" / "fc",
+            pc * cells,
+            POLICY_SIZE as i64,
+            Default::default(),
+        );
+        let value_conv = ConvBn::new(&root / "value", c, VALUE_CHANNELS, 1, 1.0);
+        let value_fc1 = nn::linear(
+            &root / "value" / "fc1",
+            VALUE_CHANNELS * cells,
+            hidden,
+            Default::default(),
+        );
+        let value_fc2 = nn::linear(&root / "value" / "fc2", hidden, 3, Default::default());
+        let moves_left_fc = config
+            .moves_left_head
+            .then(|| nn::linear(&root / "moves_left" / "fc", hidden, 1, Default::default()));
+        Ok(Net {
+            vs,
+            config: config.clone(),
+            input,
+            blocks,
+            policy_conv,
+            policy_fc,
+            value_conv,
+            value_fc1,
+            value_fc2,
+            moves_left_fc,
+        })
+    }
+
+    /// The architecture.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// The device the variables live on.
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// Moves every variable to `device`.
+    pub fn set_device(&mut self, device: Device) -> Result<(), NetError> {
+        check_device(device)?;
+        self.vs.set_device(device);
+        Ok(())
+    }
+
+    /// The variables (for an optimizer, or to save them).
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    /// The variables, mutably (to load weights into them).
+    pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
+        &mut self.vs
+    }
+
+    /// Number of trainable parameters.
+    pub fn parameter_count(&self) -> usize {
+        self.vs
+            .trainable_variables()
+            .iter()
+            .map(|t| t.numel())
+            .sum()
+    }
+
+    /// Forward pass in inference mode (batch norm uses its running averages). Call it under
+    /// `tch::no_grad` unless you want a graph.
+    pub fn forward(&self, xs: &Tensor) -> Result<NetOutput, NetError> {
+        self.forward_t(xs, false)
+    }
+
+    /// Forward pass; `train` selects batch statistics (and updates the running averages) in the
+    /// batch norms. `xs` is `[B, 800]` or `[B, 8, 10, 10]` floats on the net's device, encoded by
+    /// [`crate::encoding`].
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> Result<NetOutput, NetError> {
+        let shape = xs.size();
+        let kind = xs.kind();
+        let side = BOARD_SIDE as i64;
+        let ok_shape = match shape.as_slice() {
+            [_, n] => *n == INPUT_SIZE as i64,
+            [_, p, h, w] => *p == PLANES as i64 && *h == side && *w == side,
+            _ => false,
+        };
+        if !ok_shape || kind != Kind::Float {
+            return Err(NetError::InputShape { shape, kind });
+        }
+        let batch = shape[0];
+        let xs = xs.f_reshape([batch, PLANES as i64, side, side])?;
+        let mut trunk = self.input.forward_t(&xs, train).relu();
+        for block in &self.blocks {
+            trunk = block.forward_t(&trunk, train);
+        }
+        let policy = self
+            .policy_conv
+            .forward_t(&trunk, train)
+            .relu()
+            .flatten(1, -1)
+            .apply(&self.policy_fc);
+        let hidden = self
+            .value_conv
+            .forward_t(&trunk, train)
+            .relu()
+            .flatten(1, -1)
+            .apply(&self.value_fc1)
+            .relu();
+        let wdl = hidden.apply(&self.value_fc2);
+        let moves_left = self.moves_left_fc.as_ref().map(|fc| hidden.apply(fc));
+        Ok(NetOutput {
+            policy,
+            wdl,
+            moves_left,
+        })
+    }
+}
+
+/// Log-softmax of policy logits `[B, 2500]` over the legal moves given by `mask` (`[B, 2500]`
+/// bool, true on the legal indices): `-inf` off the mask, and each row's exponentials sum to 1
+/// over the mask. For the training loss; a row whose mask is empty comes out all NaN.
+pub fn masked_log_softmax(logits: &Tensor, mask: &Tensor) -> Result<Tensor, NetError> {
+    let masked = logits.f_masked_fill(&mask.f_logical_not()?, f64::NEG_INFINITY)?;
+    Ok(masked.f_log_softmax(-1, Kind::Float)?)
+}
