@@ -152,7 +152,7 @@ fn bar(total: usize) -> ProgressBar {
 }
 
 fn factory() -> impl PlayerFactory {
-    Builtin::new()
+    Builtin::with_external(crate::nnplayers::NnFactory)
 }
 
 fn print_match(r: &MatchResult, a: &str, b: &str, json: bool) -> anyhow::Result<()> {

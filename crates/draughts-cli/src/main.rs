@@ -15,6 +15,7 @@ mod dxp;
 mod error;
 mod hub;
 mod models;
+mod nnplayers;
 mod moves;
 mod pdn;
 mod perft;

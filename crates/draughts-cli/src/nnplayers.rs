@@ -1,0 +1,166 @@
+//! Network players for the arena (`mcts:model=DIR,sims=N`, `policy:model=DIR`) and the network
+//! behind the Hub protocol (`draughts hub --model DIR`). They live in the CLI because the arena
+//! and protocol crates never link libtorch.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use draughts_arena::{BuildError, ClockState, Player, PlayerError, PlayerFactory, PlayerKind, PlayerSpec};
+use draughts_core::{Game, Move};
+use draughts_mcts::{Algorithm, Budget, EvalRequest, Evaluator, MctsConfig, Search, SearchKind};
+use draughts_nn::tch::Device;
+use draughts_nn::NetEvaluator;
+use draughts_protocol::{Info, SearchLimit, Searcher};
+
+use crate::models;
+
+/// The search settings used when a network plays to win (evaluation and the Hub engine):
+/// Gumbel without root noise, so play is deterministic for a given model and position.
+pub fn play_config(sims: u32) -> MctsConfig {
+    MctsConfig { algorithm: Algorithm::Gumbel, simulations: sims, gumbel_scale: 0.0, reuse_tree: false, ..MctsConfig::default() }
+}
+
+fn load_evaluator(model: &Path) -> Result<(NetEvaluator, String), String> {
+    let (net, meta) = models::load_model(model, Device::Cpu).map_err(|e| format!("{e:#}"))?;
+    Ok((NetEvaluator::new(net, 256), meta.model_id))
+}
+
+/// Picks a move by MCTS guided by the network.
+pub struct MctsPlayer {
+    evaluator: NetEvaluator,
+    model_id: String,
+    config: MctsConfig,
+}
+
+impl std::fmt::Debug for MctsPlayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MctsPlayer({}, {} sims)", self.model_id, self.config.simulations)
+    }
+}
+
+impl MctsPlayer {
+    pub fn new(model: &Path, sims: u32) -> Result<MctsPlayer, String> {
+        let (evaluator, model_id) = load_evaluator(model)?;
+        Ok(MctsPlayer { evaluator, model_id, config: play_config(sims.max(1)) })
+    }
+
+    fn search(&self, game: &Game, sims: u32) -> Result<(Move, f32), String> {
+        let mut search = Search::new(game.clone(), self.config).map_err(|e| e.to_string())?;
+        let out = search
+            .search(&self.evaluator, Budget { simulations: sims, kind: SearchKind::Full })
+            .map_err(|e| e.to_string())?;
+        Ok((out.best, out.root_value))
+    }
+}
+
+impl Player for MctsPlayer {
+    fn name(&self) -> String {
+        format!("mcts:{},sims={}", self.model_id, self.config.simulations)
+    }
+
+    fn choose(&mut self, game: &Game, _clock: &ClockState) -> Result<Move, PlayerError> {
+        draughts_nn::tch::set_num_threads(1);
+        self.search(game, self.config.simulations).map(|(m, _)| m).map_err(|detail| PlayerError::Crashed { detail })
+    }
+}
+
+/// Plays the network's most likely legal move, without search.
+pub struct PolicyPlayer {
+    evaluator: NetEvaluator,
+    model_id: String,
+}
+
+impl std::fmt::Debug for PolicyPlayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PolicyPlayer({})", self.model_id)
+    }
+}
+
+impl Player for PolicyPlayer {
+    fn name(&self) -> String {
+        format!("policy:{}", self.model_id)
+    }
+
+    fn choose(&mut self, game: &Game, _clock: &ClockState) -> Result<Move, PlayerError> {
+        draughts_nn::tch::set_num_threads(1);
+        let request = EvalRequest {
+            position: *game.position(),
+            counters: game.counters(),
+            repetitions: game.repetition_count(),
+            moves: game.legal_moves(),
+        };
+        let eval = Evaluator::evaluate(&self.evaluator, std::slice::from_ref(&request))
+            .map_err(|e| PlayerError::Crashed { detail: e.to_string() })?;
+        let policy = &eval.first().ok_or(PlayerError::Crashed { detail: "no evaluation".into() })?.policy;
+        // The first of the most likely moves (generation order breaks ties deterministically).
+        let best = (0..request.moves.len()).fold(0, |b, i| if policy[i] > policy[b] { i } else { b });
+        request.moves.get(best).copied().ok_or(PlayerError::Crashed { detail: "no legal move".into() })
+    }
+}
+
+/// Builds the network players for the arena.
+#[derive(Debug, Default)]
+pub struct NnFactory;
+
+impl PlayerFactory for NnFactory {
+    fn build(&self, spec: &PlayerSpec) -> Result<Box<dyn Player>, BuildError> {
+        let failed = |detail: String| BuildError::Failed { spec: spec.to_string(), detail };
+        match &spec.kind {
+            PlayerKind::Mcts { model, sims } => Ok(Box::new(MctsPlayer::new(model, *sims).map_err(failed)?)),
+            PlayerKind::Policy { model } => {
+                let (evaluator, model_id) = load_evaluator(model).map_err(failed)?;
+                Ok(Box::new(PolicyPlayer { evaluator, model_id }))
+            }
+            other => Err(BuildError::Unsupported { spec: spec.to_string(), kind: other.keyword() }),
+        }
+    }
+}
+
+/// The network behind the Hub protocol: MCTS with a simulation budget taken from the limit
+/// (`nodes` = simulations; a time limit is turned into simulations with the speed measured on
+/// earlier moves).
+pub struct NetSearcher {
+    player: MctsPlayer,
+    /// Simulations per second seen so far (starts with a cautious guess).
+    rate: f64,
+    default_sims: u32,
+}
+
+impl std::fmt::Debug for NetSearcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NetSearcher({:?})", self.player)
+    }
+}
+
+impl NetSearcher {
+    pub fn new(model: &Path, default_sims: u32) -> anyhow::Result<NetSearcher> {
+        let player = MctsPlayer::new(model, default_sims).map_err(crate::bad_input)?;
+        Ok(NetSearcher { player, rate: 500.0, default_sims })
+    }
+}
+
+impl Searcher for NetSearcher {
+    fn name(&self) -> String {
+        format!("draughts network {}", self.player.model_id)
+    }
+
+    fn think(&mut self, game: &Game, limit: &SearchLimit, _stop: &AtomicBool, info: &mut dyn FnMut(&Info)) -> Option<Move> {
+        if game.outcome().is_some() {
+            return None;
+        }
+        let sims = match (limit.nodes, limit.time_budget()) {
+            (Some(n), _) => n.clamp(1, 1_000_000) as u32,
+            (None, Some(t)) => ((t.as_secs_f64() * 0.8 * self.rate) as u32).clamp(1, 1_000_000),
+            (None, None) => self.default_sims,
+        };
+        let start = Instant::now();
+        let (mv, value) = self.player.search(game, sims).ok()?;
+        let secs = start.elapsed().as_secs_f64();
+        if secs > 0.05 {
+            self.rate = 0.5 * self.rate + 0.5 * sims as f64 / secs;
+        }
+        info(&Info { depth: 1, score: (value * 100.0) as i32, nodes: sims as u64, time: start.elapsed(), pv: vec![mv] });
+        Some(mv)
+    }
+}
