@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod alphabeta;
 mod arena;
 mod bench;
+mod cycle;
 mod config;
 mod dxp;
 mod error;
@@ -23,6 +24,7 @@ mod report;
 mod rundir;
 mod selfplay;
 mod settings;
+mod train;
 mod search;
 
 pub use error::{bad_input, BadInput};
@@ -57,6 +59,11 @@ enum Command {
     Gate(arena::GateArgs),
     /// Play self-play games with the run's newest network into its shards.
     Selfplay(selfplay::Args),
+    /// Train the network on the run's replay window; writes a checkpoint.
+    Train(train::Args),
+    /// The main job: self-play, training and evaluation in cycles until a budget is spent.
+    /// Safe to kill and restart with the same command.
+    Loop(cycle::Args),
     /// Write PNG plots and a Markdown summary of a training run (DIR/report/).
     Report(report::Args),
     /// Benchmarks that print their figures (default: the search benchmark).
@@ -76,6 +83,8 @@ fn main() -> ExitCode {
         Command::Tournament(a) => arena::run_tournament_cmd(a),
         Command::Gate(a) => arena::run_gate_cmd(a),
         Command::Selfplay(a) => selfplay::run(a),
+        Command::Train(a) => train::run(a),
+        Command::Loop(a) => cycle::run(a),
         Command::Report(a) => report::run(a),
         Command::Bench(a) => bench::run(a),
     };

@@ -3,6 +3,7 @@
 
 use draughts_core::Rules;
 use draughts_mcts::MctsConfig;
+use draughts_nn::train::TrainConfig;
 use draughts_nn::{InferenceConfig, NetConfig};
 use draughts_selfplay::SelfplayConfig;
 use serde::Deserialize;
@@ -38,6 +39,58 @@ pub struct Config {
     pub mcts: MctsConfig,
     #[serde(default)]
     pub selfplay: SelfplayConfig,
+    #[serde(default)]
+    pub train: TrainConfig,
+    #[serde(default)]
+    pub eval: EvalConfig,
+    #[serde(default, rename = "loop")]
+    pub budget: LoopConfig,
+}
+
+fn default_ladder() -> Vec<String> {
+    vec!["random".to_owned(), "alphabeta:depth=1".to_owned(), "alphabeta:depth=2".to_owned()]
+}
+
+/// Evaluation of each new checkpoint in `draughts loop`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalConfig {
+    /// Games against each opponent (even: openings are played twice, colours swapped).
+    pub games: usize,
+    /// Simulations per move of the candidate's search.
+    pub sims: u32,
+    /// The fixed ladder of opponents (player specs).
+    #[serde(default = "default_ladder")]
+    pub ladder: Vec<String>,
+    /// Also play the previous checkpoint.
+    pub previous: bool,
+    /// Games played at once.
+    pub concurrency: usize,
+    /// A game still running after this many plies is a draw.
+    pub max_plies: usize,
+}
+
+impl Default for EvalConfig {
+    fn default() -> EvalConfig {
+        EvalConfig { games: 20, sims: 32, ladder: default_ladder(), previous: true, concurrency: 1, max_plies: 300 }
+    }
+}
+
+/// When `draughts loop` stops: the first budget reached ends the run (a budget left out does not
+/// limit). Every cycle is self-play, training, evaluation.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoopConfig {
+    /// Self-play games per cycle.
+    pub games_per_cycle: u64,
+    /// Cycles in the run.
+    pub cycles: Option<u64>,
+    /// Self-play games in the run.
+    pub max_games: Option<u64>,
+    /// Training steps in the run.
+    pub max_steps: Option<u64>,
+    /// Minutes of work in the run (time spent in earlier invocations counts).
+    pub max_minutes: Option<f64>,
 }
 
 impl Config {
@@ -48,6 +101,14 @@ impl Config {
         self.selfplay.rules = self.rules.clone();
         self.selfplay.seed = self.seed;
         self.mcts.seed = self.seed;
+        self.train.seed = self.seed;
+        self.train.validate().map_err(|e| bad_input(format!("[train] {e}")))?;
+        if self.eval.games % 2 != 0 {
+            return Err(bad_input(format!("[eval] games = {}: must be even (games come in pairs)", self.eval.games)));
+        }
+        for spec in &self.eval.ladder {
+            draughts_arena::PlayerSpec::parse(spec).map_err(|e| bad_input(format!("[eval] ladder: {e}")))?;
+        }
         self.net.validate().map_err(|e| bad_input(format!("[net] {e}")))?;
         self.mcts.validate().map_err(|e| bad_input(format!("[mcts] {e}")))?;
         self.selfplay.validate().map_err(|e| bad_input(format!("[selfplay] {e}")))?;

@@ -388,7 +388,6 @@ impl Trainer {
         }
         terms.total.f_backward()?;
         self.optimizer.step(lr, &self.config)?;
-        self.optimizer.zero_grad();
         self.step += 1;
         Ok(StepStats {
             step: self.step,

@@ -135,13 +135,18 @@ impl Optimizer {
         tch::no_grad(|| {
             let mut sum = 0.0;
             for p in self.params.iter().filter(|p| p.decay) {
-                sum += f64::try_from(p.var.f_square()?.f_sum(Kind::Double)?)?;
+                let flat = p.var.f_reshape([-1])?;
+                sum += f64::try_from(flat.f_dot(&flat)?)?;
             }
             Ok(0.5 * weight_decay * sum)
         })
     }
 
     /// One update with learning rate `lr`, from the gradients now in the variables.
+    ///
+    /// Written with in-place ops and 0-dim scalar tensors (`addcmul_`, `addcdiv_`, `lerp_`) so
+    /// that an update makes at most one temporary per variable: the policy head's weights alone
+    /// are a million floats, and every temporary of that size is a fresh `mmap`.
     pub fn step(&mut self, lr: f64, config: &TrainConfig) -> Result<(), tch::TchError> {
         let t = self.steps + 1;
         let wd = config.weight_decay;
@@ -152,44 +157,55 @@ impl Optimizer {
                     continue;
                 }
                 let decay = p.decay && wd > 0.0;
+                let device = p.var.device();
+                let scalar = |x: f64| Tensor::f_scalar_tensor(x, (Kind::Float, device));
                 match self.kind {
                     OptimizerKind::Sgd => {
+                        // g = grad + wd * w;  buf = mu * buf + g;
+                        // w -= lr * buf  (Nesterov: w -= lr * (g + mu * buf)).
                         let mu = config.momentum;
-                        let g = if decay {
-                            grad.f_add(&p.var.f_mul_scalar(wd)?)?
+                        let buf = &mut p.first;
+                        let _ = buf.f_mul_scalar_(mu)?;
+                        let _ = buf.f_add_(&grad)?;
+                        if decay {
+                            let _ = buf.f_addcmul_(&p.var, &scalar(wd)?)?;
+                        }
+                        if config.nesterov {
+                            // lr * (g + mu * buf) = lr * wd * w + lr * grad + lr * mu * buf.
+                            if decay {
+                                let _ = p.var.f_mul_scalar_(1.0 - lr * wd)?;
+                            }
+                            let _ = p.var.f_addcmul_(&grad, &scalar(-lr)?)?;
+                            let _ = p.var.f_addcmul_(buf, &scalar(-lr * mu)?)?;
                         } else {
-                            grad
-                        };
-                        let _ = p.first.f_mul_scalar_(mu)?;
-                        let _ = p.first.f_add_(&g)?;
-                        let update = if config.nesterov {
-                            g.f_add(&p.first.f_mul_scalar(mu)?)?
-                        } else {
-                            p.first.shallow_clone()
-                        };
-                        let _ = p.var.f_sub_(&update.f_mul_scalar(lr)?)?;
+                            let _ = p.var.f_addcmul_(buf, &scalar(-lr)?)?;
+                        }
                     }
                     OptimizerKind::Adam => {
                         let (b1, b2) = (config.adam_beta1, config.adam_beta2);
-                        let Some(second) = p.second.as_mut() else {
+                        let Some(v) = p.second.as_mut() else {
                             // Invariant: Adam params are built with a second moment.
                             continue;
                         };
-                        let _ = p.first.f_mul_scalar_(b1)?;
-                        let _ = p.first.f_add_(&grad.f_mul_scalar(1.0 - b1)?)?;
-                        let _ = second.f_mul_scalar_(b2)?;
-                        let _ = second.f_add_(&grad.f_square()?.f_mul_scalar(1.0 - b2)?)?;
+                        // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2.
+                        let _ = p.first.f_lerp_(&grad, 1.0 - b1)?;
+                        let _ = v.f_mul_scalar_(b2)?;
+                        let _ = v.f_addcmul_(&grad, &grad.f_mul_scalar(1.0 - b2)?)?;
+                        if lr == 0.0 {
+                            continue;
+                        }
                         let bc1 = 1.0 - b1.powf(t as f64);
                         let bc2 = 1.0 - b2.powf(t as f64);
                         if decay {
                             let _ = p.var.f_mul_scalar_(1.0 - lr * wd)?;
                         }
-                        let denom = second
-                            .f_div_scalar(bc2)?
-                            .f_sqrt()?
-                            .f_add_scalar(config.adam_eps)?;
-                        let update = p.first.f_div(&denom)?.f_mul_scalar(lr / bc1)?;
-                        let _ = p.var.f_sub_(&update)?;
+                        // w -= lr / bc1 * m / (sqrt(v / bc2) + eps), as w += m / d with
+                        // d = -(bc1 / lr) * (sqrt(v) / sqrt(bc2) + eps).
+                        let k = -bc1 / lr;
+                        let mut d = v.f_sqrt()?;
+                        let _ = d.f_mul_scalar_(k / bc2.sqrt())?;
+                        let _ = d.f_add_scalar_(k * config.adam_eps)?;
+                        let _ = p.var.f_addcdiv_(&p.first, &d)?;
                     }
                 }
             }

@@ -1,0 +1,251 @@
+//! `draughts loop`: self-play -> training -> evaluation, cycle after cycle, until a budget is
+//! spent. Safe to kill at any moment and restart with the same command:
+//! - `RUN/loop.json` (written atomically) records the last finished stage of each cycle, so a
+//!   restart resumes with the next stage;
+//! - a killed self-play stage keeps the shards it had flushed (whole files) and is run again;
+//! - a killed training stage resumes from the last checkpoint + trainer state pair;
+//! - a killed evaluation skips the opponents whose result line is already in metrics.jsonl.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use draughts_arena::{maker, openings, run_match, Builtin, MatchConfig, PlayerSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::nnplayers::NnFactory;
+use crate::rundir::{write_atomic, RunDir};
+use crate::selfplay::{metrics_fields, mix, play};
+use crate::settings::Config;
+use crate::train::train_stage;
+use crate::{bad_input, config, models};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The config file (TOML).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// The run directory (created if needed; an existing one is continued).
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Override a config value (repeatable), e.g. `--set loop.max_minutes=5`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Accept a config that differs from the one the run directory was started with.
+    #[arg(long)]
+    pub allow_config_change: bool,
+}
+
+/// Progress of the loop, rewritten atomically after every stage.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct LoopState {
+    /// The cycle in progress or last finished (0 before the first).
+    cycle: u64,
+    /// Stages of `cycle` that are finished: "selfplay", "train", "eval".
+    done: Vec<String>,
+    /// Self-play games over the run.
+    games: u64,
+    /// Training step reached.
+    step: u64,
+    /// Seconds of work over all invocations.
+    seconds: f64,
+    /// Model id evaluated at the end of each cycle, oldest first.
+    models: Vec<String>,
+}
+
+fn state_path(run: &RunDir) -> PathBuf {
+    run.root.join("loop.json")
+}
+
+fn load_state(run: &RunDir) -> anyhow::Result<LoopState> {
+    let p = state_path(run);
+    match std::fs::read(&p) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| bad_input(format!("{}: {e}", p.display()))),
+        Err(_) => Ok(LoopState::default()),
+    }
+}
+
+fn save_state(run: &RunDir, s: &LoopState) -> anyhow::Result<()> {
+    write_atomic(&state_path(run), serde_json::to_string_pretty(s)?.as_bytes())
+}
+
+/// Opponents already rated for `cycle` (their lines are in metrics.jsonl).
+fn evaluated(run: &RunDir, cycle: u64) -> HashSet<String> {
+    let Ok(text) = std::fs::read_to_string(run.metrics()) else { return HashSet::new() };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["stage"] == "eval" && v["cycle"].as_u64() == Some(cycle))
+        .filter_map(|v| v["opponent"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn budget_left(cfg: &Config, s: &LoopState, since: Instant) -> Option<String> {
+    let b = &cfg.budget;
+    let seconds = s.seconds + since.elapsed().as_secs_f64();
+    if b.cycles.is_some_and(|c| s.cycle >= c && s.done.len() == 3) {
+        return Some(format!("{} cycles done", s.cycle));
+    }
+    if b.max_games.is_some_and(|g| s.games >= g) {
+        return Some(format!("{} games played", s.games));
+    }
+    if b.max_steps.is_some_and(|n| s.step >= n) {
+        return Some(format!("{} training steps taken", s.step));
+    }
+    if b.max_minutes.is_some_and(|m| seconds >= m * 60.0) {
+        return Some(format!("{:.1} minutes spent", seconds / 60.0));
+    }
+    None
+}
+
+fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyhow::Result<()> {
+    let Some((model_path, meta)) = models::newest(&run.checkpoints()) else { return Ok(()) };
+    let rules = cfg.rules.parse().map_err(bad_input)?;
+    let candidate = PlayerSpec::parse(&format!("mcts:model=\"{}\",sims={}", model_path.display(), cfg.eval.sims)).map_err(bad_input)?;
+    let mut opponents: Vec<(String, PlayerSpec)> = Vec::new();
+    for spec in &cfg.eval.ladder {
+        opponents.push((spec.clone(), PlayerSpec::parse(spec).map_err(bad_input)?));
+    }
+    if cfg.eval.previous {
+        if let Some(prev) = state.models.last().filter(|m| **m != meta.model_id) {
+            let path = run.checkpoints().join(format!("{prev}.json"));
+            if path.is_file() {
+                let spec = format!("mcts:model=\"{}\",sims={}", path.display(), cfg.eval.sims);
+                opponents.push(("previous".to_owned(), PlayerSpec::parse(&spec).map_err(bad_input)?));
+            }
+        }
+    }
+    let done = evaluated(run, cycle);
+    let factory = Builtin::with_external(NnFactory);
+    for (i, (label, spec)) in opponents.iter().enumerate() {
+        if done.contains(label) || cfg.eval.games == 0 {
+            continue;
+        }
+        let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let match_cfg = MatchConfig {
+            games: cfg.eval.games,
+            concurrency: cfg.eval.concurrency.max(1),
+            seed: mix(cfg.seed, &[3, cycle, i as u64]),
+            rules,
+            openings: openings::builtin(),
+            max_plies: cfg.eval.max_plies,
+            event: format!("{} cycle {cycle}", cfg.name),
+            pdn: Some(run.eval().join(format!("cycle-{cycle:04}-{safe}.pdn"))),
+            ..MatchConfig::default()
+        };
+        let result = run_match(&match_cfg, &maker(&factory, &candidate), &maker(&factory, spec), |_| ControlFlow::Continue(()))
+            .map_err(bad_input)?;
+        println!("cycle {cycle}: {} vs {label}: {}", meta.model_id, result.progress_line());
+        run.metric(
+            "eval",
+            serde_json::json!({
+                "cycle": cycle,
+                "opponent": label,
+                "games": result.games,
+                "wins": result.wins_a,
+                "draws": result.draws,
+                "losses": result.losses_a,
+                "score": result.score_a,
+                "elo": result.elo,
+                "elo_low": result.elo_low,
+                "elo_high": result.elo_high,
+                "model": meta.model_id,
+                "sims": cfg.eval.sims,
+            }),
+        )?;
+    }
+    Ok(())
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let (mut cfg, effective) = config::load::<Config>(&a.config, &a.overrides)?;
+    cfg.resolve()?;
+    if cfg.budget.games_per_cycle == 0 {
+        return Err(bad_input("[loop] games_per_cycle must be at least 1"));
+    }
+    let run = RunDir::create(&a.run)?;
+    run.pin_config(&effective, a.allow_config_change)?;
+    let mut state = load_state(&run)?;
+    let started = Instant::now();
+    run.metric(
+        if state.cycle == 0 && state.done.is_empty() { "start" } else { "resume" },
+        serde_json::json!({
+            "seed": cfg.seed,
+            "rules": cfg.rules,
+            "name": cfg.name,
+            "cycle": state.cycle,
+            "version": env!("CARGO_PKG_VERSION"),
+            "tch": "0.24.0",
+            "libtorch": draughts_nn::LIBTORCH_LIB,
+            "net": format!("{}x{}", cfg.net.blocks, cfg.net.channels),
+        }),
+    )?;
+    if state.cycle == 0 {
+        println!("run {} (seed {}): starting", run.root.display(), cfg.seed);
+    } else {
+        println!("run {} (seed {}): resuming in cycle {} ({} games, step {})", run.root.display(), cfg.seed, state.cycle, state.games, state.step);
+    }
+    let mut stage_start = Instant::now();
+    let mut account = |state: &mut LoopState, run: &RunDir| -> anyhow::Result<()> {
+        state.seconds += stage_start.elapsed().as_secs_f64();
+        stage_start = Instant::now();
+        save_state(run, state)
+    };
+    loop {
+        if state.done.len() == 3 || state.cycle == 0 {
+            if let Some(why) = budget_left(&cfg, &state, started) {
+                println!("budget reached: {why}");
+                break;
+            }
+            state.cycle += 1;
+            state.done.clear();
+        }
+        let cycle = state.cycle;
+        if !state.done.iter().any(|d| d == "selfplay") {
+            let stats = play(&run, &cfg, cfg.budget.games_per_cycle, &[2, cycle], true)?;
+            run.metric("selfplay", metrics_fields(&stats, Some(cycle)))?;
+            println!(
+                "cycle {cycle}: self-play {} games, {} positions, {:.0} games/hour, {:.0} evals/s",
+                stats.games,
+                stats.records,
+                stats.games as f64 * 3600.0 / stats.seconds.max(1e-9),
+                stats.evals_per_second
+            );
+            state.games += stats.games;
+            state.done.push("selfplay".into());
+            account(&mut state, &run)?;
+        }
+        if !state.done.iter().any(|d| d == "train") {
+            let out = train_stage(&run, &cfg, None, true)?;
+            if let Some(mut f) = out.fields {
+                f["cycle"] = serde_json::json!(cycle);
+                println!(
+                    "cycle {cycle}: trained {} steps to step {}, loss {:.3}",
+                    out.steps,
+                    out.step,
+                    f["loss"].as_f64().unwrap_or(f64::NAN)
+                );
+                run.metric("train", f)?;
+            }
+            state.step = out.step;
+            state.done.push("train".into());
+            account(&mut state, &run)?;
+        }
+        if !state.done.iter().any(|d| d == "eval") {
+            eval_stage(&run, &cfg, cycle, &state)?;
+            if let Some((_, meta)) = models::newest(&run.checkpoints()) {
+                if state.models.last() != Some(&meta.model_id) {
+                    state.models.push(meta.model_id);
+                }
+            }
+            state.done.push("eval".into());
+            account(&mut state, &run)?;
+        }
+    }
+    match draughts_report::write_report(&run.root, &run.root.join("report")) {
+        Ok(r) => println!("report: {}", r.summary_path.display()),
+        Err(e) => eprintln!("warning: no report: {e}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

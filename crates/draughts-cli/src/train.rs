@@ -1,0 +1,158 @@
+//! `draughts train`, and the training stage of `draughts loop`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use draughts_nn::checkpoint;
+use draughts_nn::train::{Trainer, Window};
+use draughts_nn::CheckpointInfo;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::rundir::RunDir;
+use crate::settings::Config;
+use crate::{bad_input, config, models};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The config file (TOML).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// The run directory.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Steps to train (default: as many as the new positions allow, `train.reuse` samples each).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Override a config value (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Accept a config that differs from the one the run directory was started with.
+    #[arg(long)]
+    pub allow_config_change: bool,
+}
+
+/// What a training stage did.
+#[derive(Debug, Default)]
+pub struct TrainOutcome {
+    pub steps: u64,
+    pub step: u64,
+    pub model: Option<String>,
+    pub fields: Option<serde_json::Value>,
+}
+
+fn trainer_dir(run: &RunDir, step: u64) -> PathBuf {
+    run.checkpoints().join(format!("trainer-s{step:08}"))
+}
+
+/// The newest step with both a checkpoint and a trainer state (they are saved in that order,
+/// so a kill between the two leaves the previous pair as the resume point).
+fn resume_point(run: &RunDir) -> Option<(u64, PathBuf)> {
+    let cps = models::checkpoints_in(&run.checkpoints(), &mut |w| eprintln!("warning: {w}"));
+    cps.into_iter().rev().find(|(step, _, _)| trainer_dir(run, *step).join("trainer.json").is_file()).map(|(s, p, _)| (s, p))
+}
+
+/// Trains on the run's replay window and saves a checkpoint and the trainer state.
+pub fn train_stage(run: &RunDir, cfg: &Config, steps: Option<u64>, show_progress: bool) -> anyhow::Result<TrainOutcome> {
+    let device = cfg.inference.device.resolve()?;
+    draughts_nn::tch::set_num_threads(cfg.inference.torch_threads.max(1) as i32);
+    let (mut trainer, mut window, parent) = match resume_point(run) {
+        Some((step, path)) => {
+            let (net, meta) = checkpoint::load(&path, device).map_err(bad_input)?;
+            let (mut trainer, state) = Trainer::load(&trainer_dir(run, step), net).map_err(bad_input)?;
+            trainer.set_config(cfg.train.clone()).map_err(bad_input)?;
+            let (window, skipped) = Window::resume(run.games(), &cfg.train, state);
+            for e in skipped {
+                eprintln!("warning: {e}");
+            }
+            (trainer, window, Some(meta.model_id))
+        }
+        None => {
+            let (net, meta) = models::load_or_init(&run.checkpoints(), cfg, device)?;
+            (Trainer::new(net, cfg.train.clone()).map_err(bad_input)?, Window::new(run.games(), &cfg.train), Some(meta.model_id))
+        }
+    };
+    let refresh = window.refresh().map_err(bad_input)?;
+    for e in &refresh.skipped {
+        eprintln!("warning: {e}");
+    }
+    let owed = window.take_steps(cfg.train.batch_size);
+    let steps = steps.unwrap_or(owed);
+    if steps == 0 || window.is_empty() {
+        return Ok(TrainOutcome { step: trainer.step(), ..TrainOutcome::default() });
+    }
+    let pb = if show_progress { ProgressBar::new(steps) } else { ProgressBar::hidden() };
+    pb.set_style(
+        ProgressStyle::with_template("train {elapsed_precise} [{bar:30}] {pos}/{len} steps  {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let stats = trainer
+        .train_steps(&window, steps, |s| {
+            pb.inc(1);
+            pb.set_message(format!("loss {:.3} (policy {:.3}, wdl {:.3})", s.loss, s.policy, s.wdl));
+        })
+        .map_err(bad_input)?;
+    pb.finish_and_clear();
+    let step = trainer.step();
+    let info = CheckpointInfo { name: cfg.name.clone(), step, rules: cfg.rules.clone(), seed: cfg.seed, parent };
+    let meta = checkpoint::save(trainer.net(), &run.checkpoints(), &info)?;
+    trainer.save(&trainer_dir(run, step), &window).map_err(bad_input)?;
+    prune_trainer_states(run, step);
+    let fields = serde_json::json!({
+        "step": step,
+        "steps": stats.steps,
+        "samples": stats.samples,
+        "seconds": stats.seconds,
+        "samples_per_second": stats.samples_per_s,
+        "loss": stats.loss,
+        "policy_loss": stats.policy,
+        "value_loss": stats.wdl,
+        "moves_left_loss": stats.moves_left,
+        "reg": stats.reg,
+        "lr": stats.lr,
+        "window_positions": window.len(),
+        "model": meta.model_id,
+    });
+    Ok(TrainOutcome { steps: stats.steps, step, model: Some(meta.model_id), fields: Some(fields) })
+}
+
+/// Keeps the two newest trainer states (the newest is the resume point; one more in case the
+/// newest checkpoint is damaged).
+fn prune_trainer_states(run: &RunDir, newest: u64) {
+    let Ok(entries) = std::fs::read_dir(run.checkpoints()) else { return };
+    let mut steps: Vec<u64> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("trainer-s")?.parse().ok())
+        .filter(|s| *s <= newest)
+        .collect();
+    steps.sort_unstable();
+    let n = steps.len();
+    for s in steps.into_iter().take(n.saturating_sub(2)) {
+        std::fs::remove_dir_all(trainer_dir(run, s)).ok();
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let (mut cfg, effective) = config::load::<Config>(&a.config, &a.overrides)?;
+    cfg.resolve()?;
+    let run = RunDir::create(&a.run)?;
+    run.pin_config(&effective, a.allow_config_change)?;
+    let out = train_stage(&run, &cfg, a.steps, true)?;
+    match &out.fields {
+        Some(f) => {
+            run.metric("train", f.clone())?;
+            println!(
+                "trained {} steps to step {}: loss {:.4} (policy {:.4}, wdl {:.4}), {:.0} samples/s; checkpoint {}",
+                out.steps,
+                out.step,
+                f["loss"].as_f64().unwrap_or(f64::NAN),
+                f["policy_loss"].as_f64().unwrap_or(f64::NAN),
+                f["value_loss"].as_f64().unwrap_or(f64::NAN),
+                f["samples_per_second"].as_f64().unwrap_or(0.0),
+                out.model.as_deref().unwrap_or("-")
+            );
+        }
+        None => println!("nothing to train: no new positions owed (step {}); use --steps to train anyway", out.step),
+    }
+    Ok(ExitCode::SUCCESS)
+}
