@@ -70,7 +70,27 @@ enum Command {
     Bench(bench::Args),
 }
 
+/// libgomp (libtorch's OpenMP) reads `OMP_WAIT_POLICY` when it is loaded, before `main`. Its
+/// default spins idle threads, which starves everything else on a machine with few cores (measured:
+/// training fell from 1.1k to 0.1-0.4k samples/s while another process ran). So the binary
+/// re-executes itself once with `PASSIVE` unless the user chose a policy.
+#[cfg(unix)]
+fn ensure_passive_omp() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("OMP_WAIT_POLICY").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let err = std::process::Command::new(exe).args(std::env::args_os().skip(1)).env("OMP_WAIT_POLICY", "PASSIVE").exec();
+    // Only reached if exec failed: carry on with the default policy.
+    eprintln!("warning: could not set OMP_WAIT_POLICY=PASSIVE ({err}); continuing");
+}
+
+#[cfg(not(unix))]
+fn ensure_passive_omp() {}
+
 fn main() -> ExitCode {
+    ensure_passive_omp();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(a) => perft::run(a),

@@ -10,6 +10,8 @@
 //!   (one thread owns the net and serves batches to many callers).
 //! - `mcts`: [`NetEvaluator`] and [`InferenceHandle`] implement the search's
 //!   [`draughts_mcts::Evaluator`].
+//! - [`train`]: replay window over the run's shards, batches, loss, optimizers with saved state,
+//!   [`Trainer`] (exact resume).
 //! - [`mod@bench`]: raw forward speed ([`bench_forward`]) and seeded sample positions.
 //!
 //! # Linking
@@ -47,6 +49,7 @@ pub use inference::{
 };
 pub use net::{Net, NetConfig, NetError, NetOutput};
 pub use policy::POLICY_SIZE;
+pub use train::{TrainConfig, TrainError, Trainer, Window};
 
 use tch::{Device, Kind, Tensor};
 

@@ -764,3 +764,34 @@ fn optimizer_updates_match_the_reference() {
         assert_eq!(opt.steps(), 3);
     }
 }
+
+/// A NaN in the net makes the first step fail with a typed error, leaves the step count alone,
+/// and stops the batch-builder thread (which would otherwise wait forever on a full channel).
+#[test]
+fn non_finite_loss_is_an_error_and_stops_the_builder() {
+    tch::set_num_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let config = TrainConfig {
+        batch_size: 8,
+        window_min: 40,
+        window_max: 40,
+        prefetch: 1,
+        ..TrainConfig::default()
+    };
+    let window = Window::from_records(
+        dir.path(),
+        &config,
+        "mem",
+        Rules::FMJD,
+        make_records(40, 6, 0),
+    );
+    let net = Net::new(&tiny_config(false), Device::Cpu, 2).unwrap();
+    tch::no_grad(|| {
+        let mut w = net.var_store().variables()["value.fc2.bias"].shallow_clone();
+        let _ = w.fill_(f64::NAN);
+    });
+    let mut trainer = Trainer::new(net, config).unwrap();
+    let e = trainer.train_steps(&window, 20, |_| {}).unwrap_err();
+    assert!(matches!(e, TrainError::NonFinite { step: 0, .. }), "{e}");
+    assert_eq!(trainer.step(), 0);
+}

@@ -458,6 +458,10 @@ impl Trainer {
             let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(self.config.prefetch);
             let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
             let result = std::thread::scope(|scope| {
+                // Owned by this closure, so it is dropped when the closure returns, before the
+                // scope joins the builder: a builder blocked on a full channel then sees the
+                // receiver gone and stops, even when training stopped early with an error.
+                let full_rx = full_rx;
                 let rng = &mut rng;
                 scope.spawn(move || {
                     for _ in 0..steps {
