@@ -116,3 +116,33 @@ impl Config {
         Ok(rules)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shipped config parses, with no unknown key, and passes validation.
+    #[test]
+    fn shipped_configs_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let (mut cfg, _) = crate::config::load::<Config>(&path, &[]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                cfg.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                n += 1;
+            }
+        }
+        assert!(n >= 3, "quickstart, cpu and gpu configs");
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let e = crate::config::parse::<Config>("seed = 1\n[selfplay]\ngames_in_flite = 3\n", "x.toml", &[]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("games_in_flite") && msg.contains("line 3"), "{msg}");
+        let e = crate::config::parse::<Config>("seed = 1\n[mcts]\nsimulations = -1\n", "x.toml", &[]).unwrap_err();
+        assert!(format!("{e:#}").contains("simulations"), "{e:#}");
+    }
+}
