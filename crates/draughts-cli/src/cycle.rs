@@ -20,22 +20,12 @@ use crate::rundir::{write_atomic, RunDir};
 use crate::selfplay::{metrics_fields, mix, play};
 use crate::settings::Config;
 use crate::train::train_stage;
-use crate::{bad_input, config, models};
+use crate::{bad_input, models};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The config file (TOML).
-    #[arg(long)]
-    pub config: PathBuf,
-    /// The run directory (created if needed; an existing one is continued).
-    #[arg(long)]
-    pub run: PathBuf,
-    /// Override a config value (repeatable), e.g. `--set loop.max_minutes=5`.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub overrides: Vec<String>,
-    /// Accept a config that differs from the one the run directory was started with.
-    #[arg(long)]
-    pub allow_config_change: bool,
+    #[command(flatten)]
+    pub run_args: crate::settings::RunArgs,
 }
 
 /// Progress of the loop, rewritten atomically after every stage.
@@ -159,13 +149,10 @@ fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyh
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let (mut cfg, effective) = config::load::<Config>(&a.config, &a.overrides)?;
-    cfg.resolve()?;
+    let (cfg, run) = a.run_args.open()?;
     if cfg.budget.games_per_cycle == 0 {
         return Err(bad_input("[loop] games_per_cycle must be at least 1"));
     }
-    let run = RunDir::create(&a.run)?;
-    run.pin_config(&effective, a.allow_config_change)?;
     let mut state = load_state(&run)?;
     let started = Instant::now();
     run.metric(

@@ -1,7 +1,6 @@
 //! `draughts selfplay`: generate training games into a run directory.
 
 use std::ops::ControlFlow;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use draughts_nn::InferenceServer;
@@ -10,28 +9,18 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::rundir::RunDir;
 use crate::settings::Config;
-use crate::{config, models};
+use crate::models;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The config file (TOML).
-    #[arg(long)]
-    pub config: PathBuf,
-    /// The run directory.
-    #[arg(long)]
-    pub run: PathBuf,
+    #[command(flatten)]
+    pub run_args: crate::settings::RunArgs,
     /// Number of games to play.
     #[arg(long, default_value_t = 100)]
     pub games: u64,
-    /// Override a config value: `--set selfplay.games_in_flight=32` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub overrides: Vec<String>,
     /// Distinguishes workers that share a run directory (their games get different seeds).
     #[arg(long, default_value_t = 0)]
     pub worker_id: u64,
-    /// Accept a config that differs from the one the run directory was started with.
-    #[arg(long)]
-    pub allow_config_change: bool,
 }
 
 /// Mixes numbers into a seed (SplitMix64 finaliser).
@@ -69,7 +58,7 @@ pub fn play(run: &RunDir, cfg: &Config, games: u64, salt: &[u64], show_progress:
     let (net, meta) = models::load_or_init(&run.checkpoints(), cfg, device)?;
     let mut sp = cfg.selfplay.clone();
     sp.seed = mix(cfg.seed, salt);
-    let mut mcts = cfg.mcts.clone();
+    let mut mcts = cfg.mcts;
     mcts.seed = sp.seed;
     let server = InferenceServer::spawn(net, &cfg.inference)?;
     let handle = server.handle();
@@ -145,10 +134,7 @@ pub fn metrics_fields(s: &SelfplayStats, cycle: Option<u64>) -> serde_json::Valu
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let (mut cfg, effective) = config::load::<Config>(&a.config, &a.overrides)?;
-    cfg.resolve()?;
-    let run = RunDir::create(&a.run)?;
-    run.pin_config(&effective, a.allow_config_change)?;
+    let (cfg, run) = a.run_args.open()?;
     let existing = draughts_selfplay::list_shards(run.games()).map(|v| v.len() as u64).unwrap_or(0);
     let salt = [1, a.worker_id, existing, crate::rundir::unix_now() as u64];
     let stats = play(&run, &cfg, a.games, &salt, true)?;

@@ -18,6 +18,34 @@ fn default_name() -> String {
     "draughts".to_owned()
 }
 
+/// The arguments every run command takes: the config, the run directory, overrides.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The config file (TOML).
+    #[arg(long)]
+    pub config: std::path::PathBuf,
+    /// The run directory (created if needed; an existing one is continued).
+    #[arg(long)]
+    pub run: std::path::PathBuf,
+    /// Override a config value: `--set selfplay.games_in_flight=32` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Accept a config that differs from the one the run directory was started with.
+    #[arg(long)]
+    pub allow_config_change: bool,
+}
+
+impl RunArgs {
+    /// Loads and checks the config, opens the run directory and pins the config in it.
+    pub fn open(&self) -> anyhow::Result<(Config, crate::rundir::RunDir)> {
+        let (mut cfg, effective) = crate::config::load::<Config>(&self.config, &self.overrides)?;
+        cfg.resolve()?;
+        let run = crate::rundir::RunDir::create(&self.run)?;
+        run.pin_config(&effective, self.allow_config_change)?;
+        Ok((cfg, run))
+    }
+}
+
 /// The whole config.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

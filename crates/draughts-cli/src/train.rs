@@ -10,25 +10,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::rundir::RunDir;
 use crate::settings::Config;
-use crate::{bad_input, config, models};
+use crate::{bad_input, models};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The config file (TOML).
-    #[arg(long)]
-    pub config: PathBuf,
-    /// The run directory.
-    #[arg(long)]
-    pub run: PathBuf,
+    #[command(flatten)]
+    pub run_args: crate::settings::RunArgs,
     /// Steps to train (default: as many as the new positions allow, `train.reuse` samples each).
     #[arg(long)]
     pub steps: Option<u64>,
-    /// Override a config value (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub overrides: Vec<String>,
-    /// Accept a config that differs from the one the run directory was started with.
-    #[arg(long)]
-    pub allow_config_change: bool,
 }
 
 /// What a training stage did.
@@ -133,10 +123,7 @@ fn prune_trainer_states(run: &RunDir, newest: u64) {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let (mut cfg, effective) = config::load::<Config>(&a.config, &a.overrides)?;
-    cfg.resolve()?;
-    let run = RunDir::create(&a.run)?;
-    run.pin_config(&effective, a.allow_config_change)?;
+    let (cfg, run) = a.run_args.open()?;
     let out = train_stage(&run, &cfg, a.steps, true)?;
     match &out.fields {
         Some(f) => {
