@@ -71,9 +71,11 @@ fn evaluated(run: &RunDir, cycle: u64) -> HashSet<String> {
         .collect()
 }
 
-fn budget_left(cfg: &Config, s: &LoopState, since: Instant) -> Option<String> {
+/// Why the run is over, if it is. Checked between stages, right after `s.seconds` was brought up
+/// to date (it holds the work time of this and every earlier invocation).
+fn budget_left(cfg: &Config, s: &LoopState) -> Option<String> {
     let b = &cfg.budget;
-    let seconds = s.seconds + since.elapsed().as_secs_f64();
+    let seconds = s.seconds;
     if b.cycles.is_some_and(|c| s.cycle >= c && s.done.len() == 3) {
         return Some(format!("{} cycles done", s.cycle));
     }
@@ -154,7 +156,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input("[loop] games_per_cycle must be at least 1"));
     }
     let mut state = load_state(&run)?;
-    let started = Instant::now();
     run.metric(
         if state.cycle == 0 && state.done.is_empty() { "start" } else { "resume" },
         serde_json::json!({
@@ -181,7 +182,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     loop {
         if state.done.len() == 3 || state.cycle == 0 {
-            if let Some(why) = budget_left(&cfg, &state, started) {
+            if let Some(why) = budget_left(&cfg, &state) {
                 println!("budget reached: {why}");
                 break;
             }
