@@ -12,8 +12,8 @@ use draughts_protocol::{Clock, HubClient, HubClientOptions, HubError, SearchLimi
 use crate::player::{ClockState, Player, PlayerError};
 use crate::spec::{BuildError, PlayerKind, PlayerSpec, SearchLimits};
 
-/// Builds the kinds this crate links an implementation for (`alphabeta`, `hub`); `None` for
-/// the others.
+/// Builds the kinds this crate links an implementation for (`alphabeta`, `hub`, `dxp`); `None`
+/// for the others.
 pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildError>> {
     let name = spec.to_string();
     match &spec.kind {
@@ -30,6 +30,7 @@ pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildEr
                 .map(|p| Box::new(p) as Box<dyn Player>)
                 .map_err(|e| BuildError::Failed { spec: name, detail: e.to_string() }),
         ),
+        PlayerKind::Dxp { addr } => Some(Ok(Box::new(DxpPlayer::new(name, addr.clone())) as Box<dyn Player>)),
         _ => None,
     }
 }
@@ -254,5 +255,151 @@ mod tests {
         assert!(matches!(to_player_error(c), PlayerError::Crashed { detail } if detail.contains("exit 3")));
         let p = HubError::Protocol { engine: "e".into(), stage: "s".into(), line: "x".into(), reason: "bad".into() };
         assert!(matches!(to_player_error(p), PlayerError::Protocol { .. }));
+    }
+}
+
+/// An engine reached over DXP (`dxp:addr=HOST:PORT`), as a player: this side is the DXP
+/// initiator and the engine the follower.
+///
+/// DXP plays whole games, so the player opens a game at its first move: GAMEREQ with the
+/// current position and the engine to move (the moves before it, the opening included, are not
+/// sent, so the engine does not see repetitions from before that point). From then on each call
+/// sends the other player's move and waits for the engine's. A new game first ends the one in
+/// progress with GAMEEND ("unknown", next game preferred). One TCP connection serves all the
+/// player's games. A silent engine times out after the move limit (or 60 s) and loses.
+pub struct DxpPlayer {
+    name: String,
+    addr: String,
+    conn: Option<draughts_protocol::dxp::Connection<std::net::TcpStream>>,
+    /// Plies of the current game the engine knows about (None: no game open).
+    synced: Option<usize>,
+}
+
+impl std::fmt::Debug for DxpPlayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DxpPlayer({})", self.addr)
+    }
+}
+
+impl DxpPlayer {
+    /// A player for the DXP engine at `addr`; connects at the first move.
+    pub fn new(name: String, addr: String) -> DxpPlayer {
+        DxpPlayer { name, addr, conn: None, synced: None }
+    }
+
+    fn connection(&mut self) -> Result<&mut draughts_protocol::dxp::Connection<std::net::TcpStream>, PlayerError> {
+        if self.conn.is_none() {
+            let stream = std::net::TcpStream::connect(&self.addr)
+                .map_err(|e| PlayerError::Crashed { detail: format!("cannot connect to {}: {e}", self.addr) })?;
+            let _ = stream.set_nodelay(true);
+            self.conn = Some(draughts_protocol::dxp::Connection::new(stream));
+        }
+        Ok(self.conn.as_mut().expect("connected above"))
+    }
+
+    fn end_game(&mut self) {
+        if self.synced.take().is_none() {
+            return;
+        }
+        use draughts_protocol::dxp::{EndReason, GameEnd, Message, StopCode};
+        if let Some(conn) = self.conn.as_mut() {
+            let end = Message::GameEnd(GameEnd { reason: EndReason::Unknown, stop: StopCode::NextGame });
+            if conn.send(&end).is_err() {
+                self.conn = None;
+                return;
+            }
+            // Wait for the confirming GAMEEND; anything else (a late move, chat) is skipped.
+            for _ in 0..16 {
+                match conn.recv() {
+                    Ok(Message::GameEnd(_)) => return,
+                    Ok(_) => continue,
+                    Err(_) => break,
+                }
+            }
+            self.conn = None;
+        }
+    }
+
+    fn protocol(detail: impl std::fmt::Display) -> PlayerError {
+        PlayerError::Protocol { detail: detail.to_string() }
+    }
+}
+
+impl Drop for DxpPlayer {
+    fn drop(&mut self) {
+        self.end_game();
+    }
+}
+
+impl Player for DxpPlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, _seed: u64) {
+        self.end_game();
+    }
+
+    fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
+        use draughts_protocol::dxp::{AcceptCode, DxpError, GameRequest, Message, MoveMessage, VERSION};
+        let timeout = clock.move_limit.map_or(Duration::from_secs(60), |t| t + Duration::from_millis(500));
+        let plies = game.ply();
+        let moves: Vec<Move> = game.moves().collect();
+        let synced = self.synced;
+        let name = self.name.clone();
+        let conn = self.connection()?;
+        let _ = conn.get_mut().set_read_timeout(Some(timeout));
+        match synced {
+            None => {
+                let req = GameRequest {
+                    version: VERSION,
+                    initiator: "draughts arena".to_owned(),
+                    follower_color: game.position().side_to_move(),
+                    minutes: 0,
+                    moves: 0,
+                    position: Some(*game.position()),
+                };
+                conn.send(&Message::GameRequest(req)).map_err(|e| PlayerError::Crashed { detail: e.to_string() })?;
+                loop {
+                    match conn.recv().map_err(DxpPlayer::protocol)? {
+                        Message::GameAccept(a) if a.code == AcceptCode::Accepted => break,
+                        Message::GameAccept(a) => return Err(DxpPlayer::protocol(format!("{name}: game declined ({:?})", a.code))),
+                        Message::Chat(_) => continue,
+                        other => return Err(DxpPlayer::protocol(format!("expected GAMEACC, got {other:?}"))),
+                    }
+                }
+            }
+            Some(known) => {
+                // Send the moves played since the engine's last move (the opponent's reply).
+                for mv in &moves[known.min(plies)..] {
+                    conn.send(&Message::Move(MoveMessage::from_move(mv, 0))).map_err(|e| PlayerError::Crashed { detail: e.to_string() })?;
+                }
+            }
+        }
+        let reply = loop {
+            match conn.recv() {
+                Ok(Message::Move(m)) => break m,
+                Ok(Message::Chat(_)) => continue,
+                Ok(Message::GameEnd(e)) => {
+                    self.synced = None;
+                    return Err(DxpPlayer::protocol(format!("the engine ended the game ({:?})", e.reason)));
+                }
+                Ok(other) => return Err(DxpPlayer::protocol(format!("expected a MOVE, got {other:?}"))),
+                Err(DxpError::Timeout) => return Err(PlayerError::TimedOut),
+                Err(DxpError::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    return Err(PlayerError::TimedOut)
+                }
+                Err(e) => {
+                    self.conn = None;
+                    self.synced = None;
+                    return Err(PlayerError::Crashed { detail: e.to_string() });
+                }
+            }
+        };
+        let mv = reply
+            .resolve(game.position(), game.rules())
+            .map_err(|reason| PlayerError::IllegalMove { text: format!("{reply:?}: {reason}") })?;
+        self.synced = Some(plies + 1);
+        Ok(mv)
     }
 }

@@ -202,3 +202,25 @@ fn match_json_and_gate_exit_codes() {
     let o = draughts(&["match", "--a", "random", "--b", "random", "--games", "3"], None);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn match_against_a_dxp_engine_equals_the_in_process_match() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut follower = Command::new(env!("CARGO_BIN_EXE_draughts"))
+        .args(["dxp", "--listen", &port.to_string(), "--nodes", "300", "--connections", "4"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let dxp = draughts(&["match", "--a", "alphabeta:nodes=1200", "--b", &format!("dxp:addr=127.0.0.1:{port}"), "--games", "4", "--json"], None);
+    let local = draughts(&["match", "--a", "alphabeta:nodes=1200", "--b", "alphabeta:nodes=300", "--games", "4", "--json"], None);
+    follower.kill().ok();
+    follower.wait().ok();
+    assert!(dxp.status.success(), "{}", stderr(&dxp));
+    let json = |o: &Output| -> serde_json::Value { serde_json::from_str(stdout(o).lines().last().unwrap()).unwrap() };
+    let (a, b) = (json(&dxp), json(&local));
+    for key in ["wins_a", "draws", "losses_a"] {
+        assert_eq!(a[key], b[key], "{key}: over DXP {a} / in process {b}");
+    }
+}

@@ -16,5 +16,5 @@ pub use game::{
 };
 pub use message::{
     AcceptCode, BackCode, BackRequest, EndReason, GameAccept, GameEnd, GameRequest, Message,
-    MessageError, MoveMessage, StopCode, MAX_MESSAGE,
+    MessageError, MoveMessage, StopCode, MAX_MESSAGE, VERSION,
 };
