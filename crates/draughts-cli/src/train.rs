@@ -97,12 +97,16 @@ pub fn train_stage(run: &RunDir, cfg: &Config, steps: Option<u64>, show_progress
         "loss": stats.loss,
         "policy_loss": stats.policy,
         "value_loss": stats.wdl,
-        "moves_left_loss": stats.moves_left,
         "reg": stats.reg,
         "lr": stats.lr,
         "window_positions": window.len(),
         "model": meta.model_id,
     });
+    let mut fields = fields;
+    if cfg.net.moves_left_head {
+        // Only a net with the head has this loss; a constant 0 would draw a misleading line.
+        fields["moves_left_loss"] = serde_json::json!(stats.moves_left);
+    }
     Ok(TrainOutcome { steps: stats.steps, step, model: Some(meta.model_id), fields: Some(fields) })
 }
 
