@@ -152,7 +152,7 @@ fn bar(total: usize) -> ProgressBar {
 }
 
 fn factory() -> impl PlayerFactory {
-    Builtin::with_external(crate::nnplayers::NnFactory)
+    Builtin::with_external(crate::nnplayers::NnFactory::default())
 }
 
 fn print_match(r: &MatchResult, a: &str, b: &str, json: bool) -> anyhow::Result<()> {

@@ -109,7 +109,7 @@ fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyh
         }
     }
     let done = evaluated(run, cycle);
-    let factory = Builtin::with_external(NnFactory);
+    let factory = Builtin::with_external(NnFactory::default());
     for (i, (label, spec)) in opponents.iter().enumerate() {
         if done.contains(label) || cfg.eval.games == 0 {
             continue;

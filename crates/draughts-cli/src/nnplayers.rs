@@ -2,15 +2,17 @@
 //! behind the Hub protocol (`draughts hub --model DIR`). They live in the CLI because the arena
 //! and protocol crates never link libtorch.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use draughts_arena::{BuildError, ClockState, Player, PlayerError, PlayerFactory, PlayerKind, PlayerSpec};
 use draughts_core::{Game, Move};
 use draughts_mcts::{Algorithm, Budget, EvalRequest, Evaluator, MctsConfig, Search, SearchKind};
 use draughts_nn::tch::Device;
-use draughts_nn::NetEvaluator;
+use draughts_nn::{DeviceChoice, InferenceConfig, InferenceServer, NetEvaluator};
 use draughts_protocol::{Info, SearchLimit, Searcher};
 
 use crate::models;
@@ -28,7 +30,7 @@ fn load_evaluator(model: &Path) -> Result<(NetEvaluator, String), String> {
 
 /// Picks a move by MCTS guided by the network.
 pub struct MctsPlayer {
-    evaluator: NetEvaluator,
+    evaluator: Box<dyn Evaluator + Send>,
     model_id: String,
     config: MctsConfig,
 }
@@ -42,13 +44,19 @@ impl std::fmt::Debug for MctsPlayer {
 impl MctsPlayer {
     pub fn new(model: &Path, sims: u32) -> Result<MctsPlayer, String> {
         let (evaluator, model_id) = load_evaluator(model)?;
-        Ok(MctsPlayer { evaluator, model_id, config: play_config(sims.max(1)) })
+        Ok(MctsPlayer::with_evaluator(Box::new(evaluator), model_id, sims))
+    }
+
+    /// A player that sends its positions to `evaluator` (for example a handle of an inference
+    /// thread shared with other players, which batches their positions together).
+    pub fn with_evaluator(evaluator: Box<dyn Evaluator + Send>, model_id: String, sims: u32) -> MctsPlayer {
+        MctsPlayer { evaluator, model_id, config: play_config(sims.max(1)) }
     }
 
     fn search(&self, game: &Game, sims: u32) -> Result<(Move, f32), String> {
         let mut search = Search::new(game.clone(), self.config).map_err(|e| e.to_string())?;
         let out = search
-            .search(&self.evaluator, Budget { simulations: sims, kind: SearchKind::Full })
+            .search(self.evaluator.as_ref(), Budget { simulations: sims, kind: SearchKind::Full })
             .map_err(|e| e.to_string())?;
         Ok((out.best, out.root_value))
     }
@@ -67,7 +75,7 @@ impl Player for MctsPlayer {
 
 /// Plays the network's most likely legal move, without search.
 pub struct PolicyPlayer {
-    evaluator: NetEvaluator,
+    evaluator: Box<dyn Evaluator + Send>,
     model_id: String,
 }
 
@@ -90,7 +98,9 @@ impl Player for PolicyPlayer {
             repetitions: game.repetition_count(),
             moves: game.legal_moves(),
         };
-        let eval = Evaluator::evaluate(&self.evaluator, std::slice::from_ref(&request))
+        let eval = self
+            .evaluator
+            .evaluate(std::slice::from_ref(&request))
             .map_err(|e| PlayerError::Crashed { detail: e.to_string() })?;
         let policy = &eval.first().ok_or(PlayerError::Crashed { detail: "no evaluation".into() })?.policy;
         // The first of the most likely moves (generation order breaks ties deterministically).
@@ -99,17 +109,40 @@ impl Player for PolicyPlayer {
     }
 }
 
-/// Builds the network players for the arena.
+/// Builds the network players for the arena. Every player of one model shares one inference
+/// thread, so the positions of games played at once (`--concurrency`) are evaluated together
+/// in batches: the thread takes whatever requests are waiting when it is free (no extra wait).
 #[derive(Debug, Default)]
-pub struct NnFactory;
+pub struct NnFactory {
+    servers: Mutex<HashMap<PathBuf, (InferenceServer, String)>>,
+}
+
+impl NnFactory {
+    fn evaluator(&self, model: &Path) -> Result<(Box<dyn Evaluator + Send>, String), String> {
+        let path = models::resolve_model(model).map_err(|e| format!("{e:#}"))?;
+        let mut servers = self.servers.lock().map_err(|_| "an earlier model load panicked".to_owned())?;
+        if let Some((server, id)) = servers.get(&path) {
+            return Ok((Box::new(server.handle()), id.clone()));
+        }
+        let (net, meta) = draughts_nn::checkpoint::load(&path, Device::Cpu).map_err(|e| e.to_string())?;
+        let config = InferenceConfig { device: DeviceChoice::Cpu, torch_threads: 1, max_batch: 256, max_wait_us: 0 };
+        let server = InferenceServer::spawn(net, &config).map_err(|e| e.to_string())?;
+        let handle = server.handle();
+        servers.insert(path, (server, meta.model_id.clone()));
+        Ok((Box::new(handle), meta.model_id))
+    }
+}
 
 impl PlayerFactory for NnFactory {
     fn build(&self, spec: &PlayerSpec) -> Result<Box<dyn Player>, BuildError> {
         let failed = |detail: String| BuildError::Failed { spec: spec.to_string(), detail };
         match &spec.kind {
-            PlayerKind::Mcts { model, sims } => Ok(Box::new(MctsPlayer::new(model, *sims).map_err(failed)?)),
+            PlayerKind::Mcts { model, sims } => {
+                let (evaluator, model_id) = self.evaluator(model).map_err(failed)?;
+                Ok(Box::new(MctsPlayer::with_evaluator(evaluator, model_id, *sims)))
+            }
             PlayerKind::Policy { model } => {
-                let (evaluator, model_id) = load_evaluator(model).map_err(failed)?;
+                let (evaluator, model_id) = self.evaluator(model).map_err(failed)?;
                 Ok(Box::new(PolicyPlayer { evaluator, model_id }))
             }
             other => Err(BuildError::Unsupported { spec: spec.to_string(), kind: other.keyword() }),

@@ -224,3 +224,34 @@ fn match_against_a_dxp_engine_equals_the_in_process_match() {
         assert_eq!(a[key], b[key], "{key}: over DXP {a} / in process {b}");
     }
 }
+
+#[test]
+fn network_players_from_a_fresh_run_directory() {
+    let dir = std::env::temp_dir().join(format!("draughts-cli-nn-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart.toml");
+    let run = dir.join("run");
+    let o = draughts(
+        &["selfplay", "--config", config, "--run", run.to_str().unwrap(), "--games", "2", "--set", "selfplay.games_in_flight=2",
+          "--set", "selfplay.max_batch=2", "--set", "mcts.simulations=2", "--set", "mcts.fast_simulations=1"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(run.join("checkpoints/quickstart-s00000000.json").is_file());
+    assert!(std::fs::read_dir(run.join("games")).unwrap().count() >= 2, "a shard and its PDN");
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    assert!(metrics.lines().any(|l| l.contains("\"stage\":\"selfplay\"")), "{metrics}");
+    // The same match with one and two games at a time: the network players share one inference
+    // thread per model, and batching must not change a single move.
+    let spec = format!("mcts:model={},sims=4", run.display());
+    let game = |c: &str| draughts(&["match", "--a", &spec, "--b", "random", "--games", "4", "--concurrency", c, "--json"], None);
+    let (one, two) = (game("1"), game("2"));
+    assert!(one.status.success(), "{}", stderr(&one));
+    let json = |o: &Output| -> serde_json::Value { serde_json::from_str(stdout(o).lines().last().unwrap()).unwrap() };
+    for key in ["wins_a", "draws", "losses_a", "mean_plies"] {
+        assert_eq!(json(&one)[key], json(&two)[key], "{key}");
+    }
+    let o = draughts(&["match", "--a", &format!("policy:model={}", run.display()), "--b", "random", "--games", "2"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
