@@ -374,6 +374,27 @@ pub fn save(
     Ok(meta)
 }
 
+/// Parses a whole JSON document into `T`. On failure returns the path of the offending field
+/// (`architecture.blocks`; `.` for the document as a whole) and the message; a missing field
+/// is named itself, not its parent. Shared by the checkpoint sidecar and the trainer state.
+pub(crate) fn parse_json_named<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, (String, String)> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut field = e.path().to_string();
+        if field == "?" {
+            // A syntax error before any field: the whole document.
+            field = ".".to_owned();
+        }
+        let message = e.into_inner().to_string();
+        if let Some(name) = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+            field = if field == "." { name.to_owned() } else { format!("{field}.{name}") };
+        }
+        (field, message)
+    })?;
+    de.end().map_err(|e| (".".to_owned(), e.to_string()))?;
+    Ok(value)
+}
+
 /// Reads and checks a sidecar: JSON shape, format and encoding version (not the weights).
 pub fn read_meta(sidecar: &Path) -> Result<CheckpointMeta, CheckpointError> {
     let bytes = read_file(sidecar)?;
@@ -382,24 +403,7 @@ pub fn read_meta(sidecar: &Path) -> Result<CheckpointMeta, CheckpointError> {
         field,
         message,
     };
-    let mut de = serde_json::Deserializer::from_slice(&bytes);
-    let meta: CheckpointMeta = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let mut field = e.path().to_string();
-        let message = e.into_inner().to_string();
-        // A missing field is reported at its parent: name the field itself.
-        if let Some(name) = message
-            .strip_prefix("missing field `")
-            .and_then(|m| m.split('`').next())
-        {
-            field = if field == "." {
-                name.to_owned()
-            } else {
-                format!("{field}.{name}")
-            };
-        }
-        bad(field, message)
-    })?;
-    de.end().map_err(|e| bad(".".to_owned(), e.to_string()))?;
+    let meta: CheckpointMeta = parse_json_named(&bytes).map_err(|(field, message)| bad(field, message))?;
     if meta.format != CHECKPOINT_FORMAT {
         return Err(CheckpointError::Format {
             path: sidecar.to_path_buf(),

@@ -574,27 +574,8 @@ impl Trainer {
             field,
             message,
         };
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        let file: TrainerFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let mut field = e.path().to_string();
-            if field == "?" {
-                // A syntax error before any field: the whole document.
-                field = ".".to_owned();
-            }
-            let message = e.into_inner().to_string();
-            if let Some(name) = message
-                .strip_prefix("missing field `")
-                .and_then(|m| m.split('`').next())
-            {
-                field = if field == "." {
-                    name.to_owned()
-                } else {
-                    format!("{field}.{name}")
-                };
-            }
-            bad(field, message)
-        })?;
-        de.end().map_err(|e| bad(".".to_owned(), e.to_string()))?;
+        let file: TrainerFile =
+            crate::checkpoint::parse_json_named(&bytes).map_err(|(field, message)| bad(field, message))?;
         if file.format != TRAINER_FORMAT {
             return Err(TrainError::Format {
                 path: json_path,
