@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use draughts_core::Rules;
 use draughts_engine::Level;
 use draughts_protocol::dxp::{EndCause, Verdict};
-use draughts_protocol::{dxp_connect, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
+use draughts_protocol::{dxp_connect, Searcher, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
 
 use crate::alphabeta::AlphaBeta;
+use crate::nnplayers::NetSearcher;
 use crate::bad_input;
 
 #[derive(Debug, clap::Args)]
@@ -31,6 +32,13 @@ pub struct Args {
     /// Playing strength: easy, medium or hard.
     #[arg(long, default_value = "hard")]
     level: String,
+    /// A model directory (from `draughts export`), run directory or checkpoint to play with at
+    /// the hard level, through its MCTS (the network opponent).
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
+    /// Simulations per move for the network when neither --nodes nor the clock limits it.
+    #[arg(long, default_value_t = 200)]
+    sims: u32,
     /// Name sent to the peer.
     #[arg(long, default_value = "draughts")]
     name: String,
@@ -71,25 +79,34 @@ fn describe(r: &GameRecord) -> String {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
-    let mut searcher = AlphaBeta::new(level, a.hash.max(1), a.seed)?;
+    // The network plays the hard level (as in `draughts hub`); --nodes then counts simulations.
+    let mut searcher: Box<dyn Searcher> = match (&a.model, level) {
+        (Some(model), Level::Hard) => {
+            draughts_nn::tch::set_num_threads(1);
+            Box::new(NetSearcher::new(model, a.sims)?)
+        }
+        _ => Box::new(AlphaBeta::new(level, a.hash.max(1), a.seed)?),
+    };
+    let searcher = searcher.as_mut();
+    println!("engine: {}", searcher.name());
     let fixed = (a.nodes.is_some() || a.depth.is_some())
         .then(|| SearchLimit { nodes: a.nodes, depth: a.depth, ..SearchLimit::default() });
     let player = PlayerOptions { name: a.name.clone(), rules: Rules::FMJD, limit: fixed, ..PlayerOptions::default() };
     let records = if let Some(addr) = &a.listen {
         let opts = ListenOptions { player, connections: a.connections.max(1) };
-        dxp_listen(addr, &mut searcher, &opts).map_err(bad_input)?
+        dxp_listen(addr, searcher, &opts).map_err(bad_input)?
     } else {
         let addr = a.connect.as_deref().unwrap_or_default();
         let base = ConnectOptions { player, games: a.games, time_minutes: a.time, moves: a.moves, ..ConnectOptions::default() };
         match &a.openings {
-            None => dxp_connect(addr, &mut searcher, &base).map_err(bad_input)?,
+            None => dxp_connect(addr, searcher, &base).map_err(bad_input)?,
             Some(path) => {
                 let openings = draughts_arena::openings::load(path, &Rules::FMJD).map_err(bad_input)?;
                 let mut all = Vec::new();
                 for o in &openings {
                     let start = o.moves.iter().fold(o.start, |p, m| p.play(m));
                     let opts = ConnectOptions { games: 2, start: Some(start), ..base.clone() };
-                    all.extend(dxp_connect(addr, &mut searcher, &opts).map_err(bad_input)?);
+                    all.extend(dxp_connect(addr, searcher, &opts).map_err(bad_input)?);
                 }
                 all
             }

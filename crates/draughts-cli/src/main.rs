@@ -14,6 +14,7 @@ mod cycle;
 mod config;
 mod dxp;
 mod error;
+mod export;
 mod hub;
 mod models;
 mod nnplayers;
@@ -64,6 +65,9 @@ enum Command {
     /// The main job: self-play, training and evaluation in cycles until a budget is spent.
     /// Safe to kill and restart with the same command.
     Loop(cycle::Args),
+    /// Copy a checkpoint into a model directory with a model card (models/NAME/), ready for
+    /// `draughts hub --model DIR`.
+    Export(export::Args),
     /// Write PNG plots and a Markdown summary of a training run (DIR/report/).
     Report(report::Args),
     /// Benchmarks that print their figures (default: the search benchmark).
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
         Command::Selfplay(a) => selfplay::run(a),
         Command::Train(a) => train::run(a),
         Command::Loop(a) => cycle::run(a),
+        Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
         Command::Bench(a) => bench::run(a),
     };

@@ -255,3 +255,92 @@ fn network_players_from_a_fresh_run_directory() {
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
+    let dir = std::env::temp_dir().join(format!("draughts-cli-export-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart.toml");
+    let run = dir.join("run");
+    let o = draughts(
+        &["selfplay", "--config", config, "--run", run.to_str().unwrap(), "--games", "2", "--set", "selfplay.games_in_flight=2",
+          "--set", "selfplay.max_batch=2", "--set", "mcts.simulations=2", "--set", "mcts.fast_simulations=1"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let spec = format!("mcts:model={},sims=2", run.display());
+    let o = draughts(&["match", "--a", &spec, "--b", "random", "--games", "2", "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let results = dir.join("vs-random.txt");
+    std::fs::write(&results, &o.stdout).unwrap();
+
+    let model = dir.join("model");
+    let export = |from: &std::path::Path| {
+        draughts(
+            &["export", "--checkpoint", from.to_str().unwrap(), "--out", model.to_str().unwrap(), "--results",
+              results.to_str().unwrap(), "--results-command", "draughts match --a mcts:model=M,sims=2 --b random --games 2"],
+            None,
+        )
+    };
+    let o = export(&run);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = "quickstart-s00000000";
+    for f in [format!("{id}.json"), format!("{id}.safetensors"), "README.md".into(), "config.toml".into()] {
+        assert!(model.join(&f).is_file(), "{f} missing");
+    }
+    // Byte-for-byte copies of the checkpoint.
+    for ext in ["json", "safetensors"] {
+        let a = std::fs::read(run.join(format!("checkpoints/{id}.{ext}"))).unwrap();
+        assert_eq!(a, std::fs::read(model.join(format!("{id}.{ext}"))).unwrap(), "{ext}");
+    }
+    let card = std::fs::read_to_string(model.join("README.md")).unwrap();
+    assert!(card.starts_with(&format!("# {id}")), "{card}");
+    assert!(card.contains("4 residual blocks x 32 channels"), "{card}");
+    assert!(card.contains("+W =D -L") && card.contains("--b random --games 2"), "{card}");
+    // Exporting the same model again is fine; a second model into the same directory is not.
+    assert!(export(&run).status.success());
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let meta = std::fs::read_to_string(model.join(format!("{id}.json"))).unwrap();
+    std::fs::write(other.join("x-s00000007.json"), meta.replace(id, "x-s00000007")).unwrap();
+    std::fs::copy(model.join(format!("{id}.safetensors")), other.join("x-s00000007.safetensors")).unwrap();
+    let o = export(&other);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(id), "{}", stderr(&o));
+    let o = draughts(&["export", "--checkpoint", dir.join("nothing").to_str().unwrap(), "--out", other.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // The hard level is the network: a Hub session gets a legal move.
+    let input = "hub\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel nodes=3\ngo think\nquit\n";
+    let o = draughts(&["hub", "--model", model.to_str().unwrap(), "--level", "hard"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(id), "the engine names its model: {out}");
+    let done = out.lines().find(|l| l.starts_with("done move=")).expect("a done line");
+    let mv = done.trim_start_matches("done move=").split_whitespace().next().unwrap();
+    assert!(draughts_core::Position::start().parse_hub_move(mv).is_ok(), "{mv}");
+
+    // And over DXP: a whole game against the alpha-beta engine.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let follower = Command::new(env!("CARGO_BIN_EXE_draughts"))
+        .args(["dxp", "--listen", &port.to_string(), "--model", model.to_str().unwrap(), "--nodes", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut initiator = None;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let o = draughts(&["dxp", "--connect", &format!("127.0.0.1:{port}"), "--games", "1", "--depth", "1"], None);
+        if o.status.success() {
+            initiator = Some(o);
+            break;
+        }
+    }
+    let initiator = initiator.expect("the initiator connected");
+    let follower = follower.wait_with_output().unwrap();
+    assert!(follower.status.success(), "{}", stderr(&follower));
+    assert!(stdout(&initiator).contains("game 1:"), "{}", stdout(&initiator));
+    assert!(stdout(&follower).contains(&format!("engine: draughts network {id}")), "{}", stdout(&follower));
+    std::fs::remove_dir_all(&dir).ok();
+}

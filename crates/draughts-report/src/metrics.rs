@@ -185,7 +185,7 @@ pub struct Metrics {
     pub first_time: Option<f64>,
     /// Latest `time` seen on a line of a known stage.
     pub last_time: Option<f64>,
-    /// Distinct cycle numbers seen on lines of known stages.
+    /// Distinct cycle numbers seen on self-play, training and evaluation lines.
     pub cycles: BTreeSet<i64>,
 }
 
@@ -460,7 +460,10 @@ fn parse_line(metrics: &mut Metrics, line: u64, text: &str, at_eof: bool) {
     for message in std::mem::take(&mut f.warnings) {
         metrics.warn(line, message);
     }
-    metrics.note_time_and_cycle(time, cycle);
+    // Only work stages make a cycle: the loop's `start` and `resume` lines carry the cycle they
+    // begin in (0 for a new run), which is no cycle of work.
+    let work = matches!(stage.as_str(), "selfplay" | "train" | "eval");
+    metrics.note_time_and_cycle(time, cycle.filter(|_| work));
 }
 
 /// `count / seconds`, when both are there and the duration is positive.
@@ -615,6 +618,19 @@ mod tests {
             "the unknown stage's time is ignored"
         );
         assert_eq!(m.cycles.iter().copied().collect::<Vec<_>>(), vec![0]);
+    }
+
+    #[test]
+    fn start_and_resume_lines_make_no_cycle() {
+        let m = parse(concat!(
+            r#"{"time": 10.0, "stage": "start", "cycle": 0, "seed": 7}"#,
+            "\n",
+            r#"{"time": 11.0, "stage": "selfplay", "cycle": 1, "games": 12, "seconds": 6.0}"#,
+            "\n",
+            r#"{"time": 12.0, "stage": "resume", "cycle": 2}"#,
+            "\n",
+        ));
+        assert_eq!(m.cycles.iter().copied().collect::<Vec<_>>(), vec![1]);
     }
 
     #[test]

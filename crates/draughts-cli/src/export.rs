@@ -1,0 +1,361 @@
+//! `draughts export`: turns a checkpoint into a model directory that can ship (`models/NAME/`)
+//! and be played with (`draughts hub --model DIR`, `draughts dxp --model DIR`,
+//! `mcts:model=DIR,sims=N`).
+//!
+//! The directory holds the checkpoint's two files byte for byte (the sidecar keeps the
+//! provenance: run name, step, seed, parent, versions, checksum), a model card (`README.md`) and,
+//! when the checkpoint comes from a run directory, that run's `config.toml`. The checkpoint is
+//! loaded (checksum, every tensor's name and shape) before anything is written; every file is
+//! written under a temporary name and renamed, the sidecar after the weights, so a directory
+//! holds a usable model exactly when its sidecar is there.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use draughts_arena::MatchResult;
+use draughts_nn::checkpoint;
+use draughts_nn::tch::Device;
+use draughts_nn::CheckpointMeta;
+
+use crate::bad_input;
+use crate::models::{checkpoints_in, resolve_model};
+use crate::rundir::write_atomic;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The checkpoint: its sidecar (`ID.json`) or weights file, a checkpoint directory or a run
+    /// directory (its newest checkpoint).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// The model directory to write (created if needed; it may already hold this same model,
+    /// not another one).
+    #[arg(long)]
+    out: PathBuf,
+    /// Results of `draughts match --json` runs of this model (the file as printed: the JSON
+    /// object is the line that starts with `{`), listed in the model card. Repeatable.
+    #[arg(long)]
+    results: Vec<PathBuf>,
+    /// The exact command that produced each `--results` file, in the same order (shown in the
+    /// card so that a reader can reproduce the figure).
+    #[arg(long)]
+    results_command: Vec<String>,
+    /// Simulations per move the card recommends for play (`draughts hub --sims`).
+    #[arg(long, default_value_t = 200)]
+    sims: u32,
+}
+
+/// One evaluation line of a run's metrics.jsonl that concerns the exported model.
+#[derive(Debug, serde::Deserialize)]
+struct EvalLine {
+    cycle: u64,
+    opponent: String,
+    games: u64,
+    wins: u64,
+    draws: u64,
+    losses: u64,
+    score: f64,
+    elo: Option<f64>,
+    elo_low: Option<f64>,
+    elo_high: Option<f64>,
+    sims: u64,
+    model: String,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.results_command.len() > a.results.len() {
+        return Err(bad_input(format!(
+            "--results-command given {} times but --results only {}: give one command per results file",
+            a.results_command.len(),
+            a.results.len()
+        )));
+    }
+    let sidecar = resolve_model(&a.checkpoint)?;
+    let sidecar = if sidecar.extension().is_some_and(|e| e == checkpoint::WEIGHTS_EXTENSION) {
+        sidecar.with_extension(checkpoint::SIDECAR_EXTENSION)
+    } else {
+        sidecar
+    };
+    // Loading checks the checksum and every tensor against the architecture.
+    let (net, meta) = checkpoint::load(&sidecar, Device::Cpu).map_err(bad_input)?;
+    let params = net.parameter_count();
+    drop(net);
+    let src_dir = sidecar.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let run_dir = find_run_dir(&src_dir);
+
+    let results = a
+        .results
+        .iter()
+        .map(|p| read_results(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    std::fs::create_dir_all(&a.out).map_err(|e| bad_input(format!("{}: cannot create the directory: {e}", a.out.display())))?;
+    let others: Vec<String> = checkpoints_in(&a.out, &mut |_| {})
+        .into_iter()
+        .map(|(_, _, m)| m.model_id)
+        .filter(|id| *id != meta.model_id)
+        .collect();
+    if !others.is_empty() {
+        return Err(bad_input(format!(
+            "{}: already holds model {} (a model directory holds one model); choose another --out",
+            a.out.display(),
+            others.join(", ")
+        )));
+    }
+
+    let weights_src = src_dir.join(&meta.weights.file);
+    let weights = std::fs::read(&weights_src).map_err(|e| bad_input(format!("{}: {e}", weights_src.display())))?;
+    let sidecar_bytes = std::fs::read(&sidecar).map_err(|e| bad_input(format!("{}: {e}", sidecar.display())))?;
+    let evals = run_dir.as_deref().map(|r| eval_lines(r, &meta.model_id)).unwrap_or_default();
+    let work = run_dir.as_deref().and_then(|r| run_work(r, &meta.model_id));
+    let config = run_dir.as_deref().and_then(|r| std::fs::read(r.join("config.toml")).ok());
+
+    write_atomic(&a.out.join(&meta.weights.file), &weights)?;
+    if let Some(c) = &config {
+        write_atomic(&a.out.join("config.toml"), c)?;
+    }
+    let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some() };
+    let card = model_card(&meta, params, &facts, &results, &a);
+    write_atomic(&a.out.join("README.md"), card.as_bytes())?;
+    // Last: the sidecar makes the directory a model.
+    write_atomic(&checkpoint::sidecar_path(&a.out, &meta.model_id), &sidecar_bytes)?;
+
+    // Read it back as a player would.
+    checkpoint::load(&checkpoint::sidecar_path(&a.out, &meta.model_id), Device::Cpu)
+        .map_err(|e| anyhow::anyhow!("the exported copy does not load: {e}"))?;
+    println!("exported {} ({} parameters) to {}", meta.model_id, params, a.out.display());
+    println!("play it: draughts hub --model {} --level hard", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run directory a checkpoint directory belongs to: `RUN/checkpoints/` with `RUN/metrics.jsonl`.
+fn find_run_dir(checkpoint_dir: &Path) -> Option<PathBuf> {
+    let dir = if checkpoint_dir.as_os_str().is_empty() { Path::new(".") } else { checkpoint_dir };
+    if dir.file_name().is_some_and(|n| n == "checkpoints") {
+        let run = dir.parent()?;
+        if run.join("metrics.jsonl").is_file() {
+            return Some(run.to_path_buf());
+        }
+    }
+    None
+}
+
+/// The run's evaluation lines for `model_id` (lines that do not parse are not this model's).
+fn eval_lines(run: &Path, model_id: &str) -> Vec<EvalLine> {
+    let Ok(text) = std::fs::read_to_string(run.join("metrics.jsonl")) else { return Vec::new() };
+    text.lines()
+        .filter(|l| l.contains("\"stage\":\"eval\""))
+        .filter_map(|l| serde_json::from_str::<EvalLine>(l).ok())
+        .filter(|e| e.model == model_id)
+        .collect()
+}
+
+/// What the checkpoint's run directory says about it.
+struct RunFacts {
+    dir: Option<PathBuf>,
+    work: Option<RunWork>,
+    evals: Vec<EvalLine>,
+    has_config: bool,
+}
+
+/// How much self-play lies behind a model of a run.
+struct RunWork {
+    games: u64,
+    positions: u64,
+    hours: f64,
+}
+
+/// The run's self-play up to the training stage that wrote `model_id` (all of it if no line
+/// names the model), and the hours from the run's first line to that point.
+fn run_work(run: &Path, model_id: &str) -> Option<RunWork> {
+    let text = std::fs::read_to_string(run.join("metrics.jsonl")).ok()?;
+    let lines: Vec<serde_json::Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let first = lines.iter().find_map(|v| v["time"].as_f64())?;
+    let end = lines
+        .iter()
+        .position(|v| v["stage"] == "train" && v["model"] == model_id)
+        .unwrap_or(lines.len().saturating_sub(1));
+    let upto = &lines[..=end.min(lines.len().saturating_sub(1))];
+    let selfplay = upto.iter().filter(|v| v["stage"] == "selfplay");
+    let (games, positions) = selfplay.fold((0, 0), |(g, p), v| {
+        (g + v["games"].as_u64().unwrap_or(0), p + v["positions"].as_u64().unwrap_or(0))
+    });
+    let last = upto.iter().rev().find_map(|v| v["time"].as_f64()).unwrap_or(first);
+    Some(RunWork { games, positions, hours: (last - first) / 3600.0 })
+}
+
+/// The match result in a file written by `draughts match --json` (its line starting with `{`).
+fn read_results(path: &Path) -> anyhow::Result<MatchResult> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    let (n, line) = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with('{'))
+        .last()
+        .ok_or_else(|| bad_input(format!("{}: no JSON line (the output of `draughts match --json`)", path.display())))?;
+    serde_json::from_str(line).map_err(|e| bad_input(format!("{}:{}: not a match result: {e}", path.display(), n + 1)))
+}
+
+fn elo_text(elo: Option<f64>, low: Option<f64>, high: Option<f64>) -> String {
+    let f = |x: Option<f64>| match x {
+        // `+ 0.0` turns a negative zero into zero (no "-0").
+        Some(v) if v.is_finite() => format!("{:+.0}", v.round() + 0.0),
+        _ => "n/a".to_owned(),
+    };
+    format!("{} [{}, {}]", f(elo), f(low), f(high))
+}
+
+fn model_card(
+    meta: &CheckpointMeta,
+    params: usize,
+    run: &RunFacts,
+    results: &[MatchResult],
+    a: &Args,
+) -> String {
+    let (work, evals, has_config) = (run.work.as_ref(), &run.evals, run.has_config);
+    let arch = &meta.architecture;
+    let out = a.out.display();
+    let mut s = String::new();
+    let _ = writeln!(s, "# {}\n", meta.model_id);
+    let _ = writeln!(
+        s,
+        "A policy/value network for international draughts (10x10, {} rules), trained by self-play \
+         with `draughts loop`. Exported with `draughts export` (draughts {}).\n",
+        meta.rules,
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(
+        s,
+        "| Architecture | {} residual blocks x {} channels; policy head {} channels -> 2500 move logits; \
+         value head {} hidden -> win/draw/loss{} |",
+        arch.blocks,
+        arch.channels,
+        arch.policy_channels,
+        arch.value_hidden,
+        if arch.moves_left_head { "; moves-left head" } else { "" }
+    );
+    let _ = writeln!(s, "| Parameters | {params} |");
+    let _ = writeln!(s, "| Input encoding | version {} |", meta.encoding_version);
+    let _ = writeln!(s, "| Rules | {} |", meta.rules);
+    let _ = writeln!(s, "| Training | run `{}`, seed {}, {} training steps |", meta.name, meta.seed, meta.step);
+    if let Some(w) = work {
+        let _ = writeln!(
+            s,
+            "| Self-play behind it | {} games ({} positions) over the first {:.1} hours of the run (wall clock) |",
+            w.games,
+            w.positions,
+            w.hours
+        );
+    }
+    let _ = writeln!(s, "| Created | {} (tch {}, libtorch {}) |", meta.created, meta.tch_version, meta.libtorch_version);
+    let _ = writeln!(
+        s,
+        "| Weights | `{}`, {} bytes, FNV-1a 64 `{}` (checked on every load) |",
+        meta.weights.file, meta.weights.bytes, meta.weights.fnv1a64
+    );
+    if has_config {
+        let _ = writeln!(s, "| Training config | [`config.toml`](config.toml) (as the run used it) |");
+    }
+    let _ = writeln!(s, "\n## Use\n");
+    let _ = writeln!(s, "```sh");
+    let _ = writeln!(s, "draughts hub --model {out} --level hard --sims {}   # Hub engine (GUIs)", a.sims);
+    let _ = writeln!(s, "draughts dxp --listen 27531 --model {out} --sims {}  # DXP follower", a.sims);
+    let _ = writeln!(
+        s,
+        "draughts match --a mcts:model={out},sims={} --b alphabeta:depth=2 --games 200 --concurrency 2",
+        a.sims
+    );
+    let _ = writeln!(s, "```\n");
+    let _ = writeln!(
+        s,
+        "The network plays through a Gumbel MCTS; its strength grows with the simulations per move \
+         (`--sims`, or the GUI's time limit, which is turned into simulations). Easy and medium \
+         levels are the alpha-beta engine.\n"
+    );
+    let _ = writeln!(s, "## Measured strength\n");
+    if results.is_empty() && evals.is_empty() {
+        let _ = writeln!(s, "Nothing measured yet. Measure it with the `draughts match` line above.\n");
+    }
+    if !results.is_empty() {
+        let _ = writeln!(s, "| Opponent | Games | +W =D -L | Score | Elo [95% interval] |\n|---|---|---|---|---|");
+        for r in results {
+            let _ = writeln!(
+                s,
+                "| {} vs {} | {} | +{} ={} -{} | {:.1}% | {} |",
+                r.a,
+                r.b,
+                r.games,
+                r.wins_a,
+                r.draws,
+                r.losses_a,
+                100.0 * r.score_a,
+                elo_text(Some(r.elo), Some(r.elo_low), Some(r.elo_high))
+            );
+        }
+        let _ = writeln!(s);
+        if !a.results_command.is_empty() {
+            let _ = writeln!(s, "Commands (in the order of the table):\n\n```sh");
+            for c in &a.results_command {
+                let _ = writeln!(s, "{c}");
+            }
+            let _ = writeln!(s, "```\n");
+        }
+    }
+    if !evals.is_empty() {
+        let _ = writeln!(
+            s,
+            "Evaluated by the training loop (`{}/metrics.jsonl`, stage `eval`; openings from the shipped set):\n",
+            run.dir.as_ref().map(|r| r.display().to_string()).unwrap_or_default()
+        );
+        let _ = writeln!(s, "| Cycle | Opponent | Sims | Games | +W =D -L | Score | Elo [95% interval] |\n|---|---|---|---|---|---|---|");
+        for e in evals {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | +{} ={} -{} | {:.1}% | {} |",
+                e.cycle,
+                e.opponent,
+                e.sims,
+                e.games,
+                e.wins,
+                e.draws,
+                e.losses,
+                100.0 * e.score,
+                elo_text(e.elo, e.elo_low, e.elo_high)
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(
+        s,
+        "## Limitations\n\n\
+         Trained from zero by self-play only, with the compute of its run; no opening book, no \
+         endgame database. Trained for the `{}` rules preset only. Strength figures hold for the \
+         simulations stated; with a time limit the simulations depend on the machine.",
+        meta.rules
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dir_is_found_only_for_a_checkpoints_folder_with_metrics() {
+        let dir = std::env::temp_dir().join(format!("draughts-export-{}", std::process::id()));
+        let ck = dir.join("checkpoints");
+        std::fs::create_dir_all(&ck).unwrap();
+        assert_eq!(find_run_dir(&ck), None);
+        std::fs::write(dir.join("metrics.jsonl"), "").unwrap();
+        assert_eq!(find_run_dir(&ck), Some(dir.clone()));
+        assert_eq!(find_run_dir(&dir), None);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn elo_text_shows_missing_values() {
+        assert_eq!(elo_text(Some(21.4), Some(-39.0), Some(82.2)), "+21 [-39, +82]");
+        assert_eq!(elo_text(None, None, Some(f64::INFINITY)), "n/a [n/a, n/a]");
+    }
+}
