@@ -225,9 +225,10 @@ fn match_against_a_dxp_engine_equals_the_in_process_match() {
     }
 }
 
-#[test]
-fn network_players_from_a_fresh_run_directory() {
-    let dir = std::env::temp_dir().join(format!("draughts-cli-nn-{}", std::process::id()));
+/// A temporary folder holding a run directory `run` with a fresh quickstart network (step 0)
+/// and two self-play games of two simulations.
+fn fresh_run(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("draughts-cli-{tag}-{}", std::process::id()));
     std::fs::remove_dir_all(&dir).ok();
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart.toml");
     let run = dir.join("run");
@@ -237,6 +238,12 @@ fn network_players_from_a_fresh_run_directory() {
         None,
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    (dir, run)
+}
+
+#[test]
+fn network_players_from_a_fresh_run_directory() {
+    let (dir, run) = fresh_run("nn");
     assert!(run.join("checkpoints/quickstart-s00000000.json").is_file());
     assert!(std::fs::read_dir(run.join("games")).unwrap().count() >= 2, "a shard and its PDN");
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
@@ -258,16 +265,7 @@ fn network_players_from_a_fresh_run_directory() {
 
 #[test]
 fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
-    let dir = std::env::temp_dir().join(format!("draughts-cli-export-{}", std::process::id()));
-    std::fs::remove_dir_all(&dir).ok();
-    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart.toml");
-    let run = dir.join("run");
-    let o = draughts(
-        &["selfplay", "--config", config, "--run", run.to_str().unwrap(), "--games", "2", "--set", "selfplay.games_in_flight=2",
-          "--set", "selfplay.max_batch=2", "--set", "mcts.simulations=2", "--set", "mcts.fast_simulations=1"],
-        None,
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (dir, run) = fresh_run("export");
     let spec = format!("mcts:model={},sims=2", run.display());
     let o = draughts(&["match", "--a", &spec, "--b", "random", "--games", "2", "--json"], None);
     assert!(o.status.success(), "{}", stderr(&o));
