@@ -342,3 +342,30 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     assert!(stdout(&follower).contains(&format!("engine: draughts network {id}")), "{}", stdout(&follower));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn every_shipped_model_loads_and_has_its_card() {
+    let models = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"));
+    for entry in std::fs::read_dir(models).unwrap().flatten() {
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let sidecars: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        assert_eq!(sidecars.len(), 1, "{}: a model directory holds exactly one checkpoint", dir.display());
+        let (_, meta) = draughts_nn::checkpoint::load(&sidecars[0], draughts_nn::tch::Device::Cpu)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let card = std::fs::read_to_string(dir.join("README.md")).expect("a model card");
+        assert!(card.starts_with(&format!("# {}", meta.model_id)), "{}: the card names another model", dir.display());
+        // The hard level plays it.
+        let input = "hub\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel nodes=8\ngo think\nquit\n";
+        let o = draughts(&["hub", "--model", dir.to_str().unwrap()], Some(input));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).lines().any(|l| l.starts_with("done move=")), "{}", stdout(&o));
+    }
+}
