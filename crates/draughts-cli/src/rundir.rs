@@ -63,12 +63,22 @@ impl RunDir {
     }
 
     /// Writes the effective config on the first start; on a restart, refuses a different one
-    /// (a run is one experiment) unless `allow_change`.
+    /// (a run is one experiment) unless `allow_change`. An allowed change keeps the config it
+    /// replaces as `config.prev-N.toml` (N = 1, 2, ...), so the run still tells how every cycle
+    /// was made.
     pub fn pin_config(&self, effective: &str, allow_change: bool) -> anyhow::Result<()> {
         let path = self.config();
         match fs::read_to_string(&path) {
             Ok(existing) if existing == effective => Ok(()),
-            Ok(_) if allow_change => write_atomic(&path, effective.as_bytes()),
+            Ok(existing) if allow_change => {
+                let kept = (1..)
+                    .map(|n| self.root.join(format!("config.prev-{n}.toml")))
+                    .find(|p| !p.exists())
+                    .expect("a free name");
+                write_atomic(&kept, existing.as_bytes())?;
+                eprintln!("config changed: the previous one is kept as {}", kept.display());
+                write_atomic(&path, effective.as_bytes())
+            }
             Ok(_) => Err(crate::bad_input(format!(
                 "{} holds a different config than the one given: a run keeps one config (use a new --run directory, or --allow-config-change)",
                 path.display()
@@ -127,6 +137,22 @@ pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_allowed_config_change_keeps_the_old_config() {
+        let dir = std::env::temp_dir().join(format!("draughts-rundir-cfg-{}", std::process::id()));
+        fs::remove_dir_all(&dir).ok();
+        let run = RunDir::create(&dir).unwrap();
+        run.pin_config("a = 1\n", false).unwrap();
+        run.pin_config("a = 1\n", false).unwrap();
+        assert!(run.pin_config("a = 2\n", false).is_err());
+        run.pin_config("a = 2\n", true).unwrap();
+        run.pin_config("a = 3\n", true).unwrap();
+        assert_eq!(fs::read_to_string(run.config()).unwrap(), "a = 3\n");
+        assert_eq!(fs::read_to_string(dir.join("config.prev-1.toml")).unwrap(), "a = 1\n");
+        assert_eq!(fs::read_to_string(dir.join("config.prev-2.toml")).unwrap(), "a = 2\n");
+        fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn torn_metrics_line_is_cut_before_the_next_append() {
