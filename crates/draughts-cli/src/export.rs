@@ -4,7 +4,8 @@
 //!
 //! The directory holds the checkpoint's two files byte for byte (the sidecar keeps the
 //! provenance: run name, step, seed, parent, versions, checksum), a model card (`README.md`) and,
-//! when the checkpoint comes from a run directory, that run's `config.toml`. The checkpoint is
+//! when the checkpoint comes from a run directory, that run's `config.toml` (and the
+//! `config.prev-N.toml` it replaced when a restart changed the config). The checkpoint is
 //! loaded (checksum, every tensor's name and shape) before anything is written; every file is
 //! written under a temporary name and renamed, the sidecar after the weights, so a directory
 //! holds a usable model exactly when its sidecar is there.
@@ -114,7 +115,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(c) = &config {
         write_atomic(&a.out.join("config.toml"), c)?;
     }
-    let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some() };
+    let mut earlier = Vec::new();
+    if let Some(r) = run_dir.as_deref() {
+        for n in 1.. {
+            let name = format!("config.prev-{n}.toml");
+            let Ok(bytes) = std::fs::read(r.join(&name)) else { break };
+            write_atomic(&a.out.join(&name), &bytes)?;
+            earlier.push(name);
+        }
+    }
+    let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some(), earlier_configs: earlier };
     let card = model_card(&meta, params, &facts, &results, &a);
     write_atomic(&a.out.join("README.md"), card.as_bytes())?;
     // Last: the sidecar makes the directory a model.
@@ -156,6 +166,8 @@ struct RunFacts {
     work: Option<RunWork>,
     evals: Vec<EvalLine>,
     has_config: bool,
+    /// `config.prev-N.toml` files: configs the run replaced on a restart, oldest first.
+    earlier_configs: Vec<String>,
 }
 
 /// How much self-play lies behind a model of a run.
@@ -255,7 +267,12 @@ fn model_card(
         meta.weights.file, meta.weights.bytes, meta.weights.fnv1a64
     );
     if has_config {
-        let _ = writeln!(s, "| Training config | [`config.toml`](config.toml) (as the run used it) |");
+        let earlier: Vec<String> = run.earlier_configs.iter().map(|n| format!("[`{n}`]({n})")).collect();
+        let _ = writeln!(
+            s,
+            "| Training config | [`config.toml`](config.toml) (as the run ended{}) |",
+            if earlier.is_empty() { String::new() } else { format!("; it replaced {} on a restart", earlier.join(", ")) }
+        );
     }
     let _ = writeln!(s, "\n## Use\n");
     let _ = writeln!(s, "```sh");

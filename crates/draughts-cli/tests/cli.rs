@@ -272,6 +272,8 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     let results = dir.join("vs-random.txt");
     std::fs::write(&results, &o.stdout).unwrap();
 
+    // A config the run replaced on a restart travels with the model.
+    std::fs::write(run.join("config.prev-1.toml"), "seed = 0\n").unwrap();
     let model = dir.join("model");
     let export = |from: &std::path::Path| {
         draughts(
@@ -283,7 +285,7 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     let o = export(&run);
     assert!(o.status.success(), "{}", stderr(&o));
     let id = "quickstart-s00000000";
-    for f in [format!("{id}.json"), format!("{id}.safetensors"), "README.md".into(), "config.toml".into()] {
+    for f in [format!("{id}.json"), format!("{id}.safetensors"), "README.md".into(), "config.toml".into(), "config.prev-1.toml".into()] {
         assert!(model.join(&f).is_file(), "{f} missing");
     }
     // Byte-for-byte copies of the checkpoint.
