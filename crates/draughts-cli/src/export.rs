@@ -60,7 +60,6 @@ struct EvalLine {
     elo_low: Option<f64>,
     elo_high: Option<f64>,
     sims: u64,
-    model: String,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -154,9 +153,9 @@ fn find_run_dir(checkpoint_dir: &Path) -> Option<PathBuf> {
 fn eval_lines(run: &Path, model_id: &str) -> Vec<EvalLine> {
     let Ok(text) = std::fs::read_to_string(run.join("metrics.jsonl")) else { return Vec::new() };
     text.lines()
-        .filter(|l| l.contains("\"stage\":\"eval\""))
-        .filter_map(|l| serde_json::from_str::<EvalLine>(l).ok())
-        .filter(|e| e.model == model_id)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["stage"] == "eval" && v["model"] == model_id)
+        .filter_map(|v| serde_json::from_value::<EvalLine>(v).ok())
         .collect()
 }
 
@@ -215,6 +214,11 @@ fn elo_text(elo: Option<f64>, low: Option<f64>, high: Option<f64>) -> String {
         _ => "n/a".to_owned(),
     };
     format!("{} [{}, {}]", f(elo), f(low), f(high))
+}
+
+/// The table cells `games | +W =D -L | score | elo` of one match.
+fn result_cells(games: u64, [w, d, l]: [u64; 3], score: f64, elo: &str) -> String {
+    format!("{games} | +{w} ={d} -{l} | {:.1}% | {elo}", 100.0 * score)
 }
 
 fn model_card(
@@ -297,18 +301,9 @@ fn model_card(
     if !results.is_empty() {
         let _ = writeln!(s, "| Opponent | Games | +W =D -L | Score | Elo [95% interval] |\n|---|---|---|---|---|");
         for r in results {
-            let _ = writeln!(
-                s,
-                "| {} vs {} | {} | +{} ={} -{} | {:.1}% | {} |",
-                r.a,
-                r.b,
-                r.games,
-                r.wins_a,
-                r.draws,
-                r.losses_a,
-                100.0 * r.score_a,
-                elo_text(Some(r.elo), Some(r.elo_low), Some(r.elo_high))
-            );
+            let elo = elo_text(Some(r.elo), Some(r.elo_low), Some(r.elo_high));
+            let cells = result_cells(r.games, [r.wins_a, r.draws, r.losses_a], r.score_a, &elo);
+            let _ = writeln!(s, "| {} vs {} | {cells} |", r.a, r.b);
         }
         let _ = writeln!(s);
         if !a.results_command.is_empty() {
@@ -327,19 +322,9 @@ fn model_card(
         );
         let _ = writeln!(s, "| Cycle | Opponent | Sims | Games | +W =D -L | Score | Elo [95% interval] |\n|---|---|---|---|---|---|---|");
         for e in evals {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | +{} ={} -{} | {:.1}% | {} |",
-                e.cycle,
-                e.opponent,
-                e.sims,
-                e.games,
-                e.wins,
-                e.draws,
-                e.losses,
-                100.0 * e.score,
-                elo_text(e.elo, e.elo_low, e.elo_high)
-            );
+            let elo = elo_text(e.elo, e.elo_low, e.elo_high);
+            let cells = result_cells(e.games, [e.wins, e.draws, e.losses], e.score, &elo);
+            let _ = writeln!(s, "| {} | {} | {} | {cells} |", e.cycle, e.opponent, e.sims);
         }
         let _ = writeln!(s);
     }

@@ -139,28 +139,41 @@ fn hub_session_answers_with_a_legal_move() {
     assert!(start.parse_hub_move(mv).is_ok(), "{mv} is not legal from the start");
 }
 
-#[test]
-fn dxp_game_between_two_binaries_on_loopback() {
+/// A DXP follower (`draughts dxp --listen PORT` + `follower`) on a free loopback port, and an
+/// initiator (`draughts dxp --connect` + `initiator`) retried until the follower listens; returns
+/// both outputs once the follower has exited successfully.
+fn dxp_pair(follower: &[&str], initiator: &[&str]) -> (Output, Output) {
     // Pick a free port by binding and releasing it.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let follower = Command::new(env!("CARGO_BIN_EXE_draughts"))
-        .args(["dxp", "--listen", &port.to_string(), "--level", "easy", "--seed", "3"])
+    let child = Command::new(env!("CARGO_BIN_EXE_draughts"))
+        .args(["dxp", "--listen", &port.to_string()])
+        .args(follower)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut initiator = None;
-    for _ in 0..50 {
+    let addr = format!("127.0.0.1:{port}");
+    let mut args = vec!["dxp", "--connect", addr.as_str()];
+    args.extend_from_slice(initiator);
+    let mut connected = None;
+    for _ in 0..100 {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let o = draughts(&["dxp", "--connect", &format!("127.0.0.1:{port}"), "--games", "1", "--time", "1", "--level", "easy", "--seed", "4"], None);
+        let o = draughts(&args, None);
         if o.status.success() {
-            initiator = Some(o);
+            connected = Some(o);
             break;
         }
     }
-    let initiator = initiator.expect("the initiator connected");
-    let follower = follower.wait_with_output().unwrap();
+    let initiator = connected.expect("the initiator connected");
+    let follower = child.wait_with_output().unwrap();
     assert!(follower.status.success(), "{}", stderr(&follower));
+    (initiator, follower)
+}
+
+#[test]
+fn dxp_game_between_two_binaries_on_loopback() {
+    let (initiator, follower) =
+        dxp_pair(&["--level", "easy", "--seed", "3"], &["--games", "1", "--time", "1", "--level", "easy", "--seed", "4"]);
     let (a, b) = (stdout(&initiator), stdout(&follower));
     let line_a = a.lines().find(|l| l.starts_with("game 1:")).expect("initiator result");
     let line_b = b.lines().find(|l| l.starts_with("game 1:")).expect("follower result");
@@ -321,25 +334,7 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     assert!(draughts_core::Position::start().parse_hub_move(mv).is_ok(), "{mv}");
 
     // And over DXP: a whole game against the alpha-beta engine.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let follower = Command::new(env!("CARGO_BIN_EXE_draughts"))
-        .args(["dxp", "--listen", &port.to_string(), "--model", model.to_str().unwrap(), "--nodes", "2"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut initiator = None;
-    for _ in 0..100 {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        let o = draughts(&["dxp", "--connect", &format!("127.0.0.1:{port}"), "--games", "1", "--depth", "1"], None);
-        if o.status.success() {
-            initiator = Some(o);
-            break;
-        }
-    }
-    let initiator = initiator.expect("the initiator connected");
-    let follower = follower.wait_with_output().unwrap();
-    assert!(follower.status.success(), "{}", stderr(&follower));
+    let (initiator, follower) = dxp_pair(&["--model", model.to_str().unwrap(), "--nodes", "2"], &["--games", "1", "--depth", "1"]);
     assert!(stdout(&initiator).contains("game 1:"), "{}", stdout(&initiator));
     assert!(stdout(&follower).contains(&format!("engine: draughts network {id}")), "{}", stdout(&follower));
     std::fs::remove_dir_all(&dir).ok();
