@@ -5,10 +5,9 @@ use std::process::ExitCode;
 use draughts_core::Rules;
 use draughts_engine::Level;
 use draughts_protocol::dxp::{EndCause, Verdict};
-use draughts_protocol::{dxp_connect, Searcher, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
+use draughts_protocol::{dxp_connect, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
 
-use crate::alphabeta::AlphaBeta;
-use crate::nnplayers::NetSearcher;
+use crate::nnplayers::protocol_engine;
 use crate::bad_input;
 
 #[derive(Debug, clap::Args)]
@@ -79,14 +78,8 @@ fn describe(r: &GameRecord) -> String {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
-    // The network plays the hard level (as in `draughts hub`); --nodes then counts simulations.
-    let mut searcher: Box<dyn Searcher> = match (&a.model, level) {
-        (Some(model), Level::Hard) => {
-            draughts_nn::tch::set_num_threads(1);
-            Box::new(NetSearcher::new(model, a.sims)?)
-        }
-        _ => Box::new(AlphaBeta::new(level, a.hash.max(1), a.seed)?),
-    };
+    // With a model the network plays the hard level; --nodes then counts simulations.
+    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed)?;
     let searcher = searcher.as_mut();
     println!("engine: {}", searcher.name());
     let fixed = (a.nodes.is_some() || a.depth.is_some())

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 use draughts_engine::Level;
 use draughts_protocol::{run_hub_with, HubConfig};
 
-use crate::alphabeta::AlphaBeta;
-use crate::nnplayers::NetSearcher;
+use crate::nnplayers::protocol_engine;
 use crate::bad_input;
 
 #[derive(Debug, clap::Args)]
@@ -32,18 +31,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     let config = HubConfig { version: env!("CARGO_PKG_VERSION").to_owned(), ..HubConfig::default() };
     let stdin = std::io::stdin();
-    match (&a.model, level) {
-        // The network plays the hard level; easy and medium stay with the alpha-beta engine,
-        // whose strength is easy to limit.
-        (Some(model), Level::Hard) => {
-            draughts_nn::tch::set_num_threads(1);
-            let mut searcher = NetSearcher::new(model, a.sims)?;
-            run_hub_with(&mut searcher, stdin.lock(), std::io::stdout(), &config)?;
-        }
-        _ => {
-            let mut searcher = AlphaBeta::new(level, a.hash.max(1), a.seed)?;
-            run_hub_with(&mut searcher, stdin.lock(), std::io::stdout(), &config)?;
-        }
-    }
+    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed)?;
+    run_hub_with(searcher.as_mut(), stdin.lock(), std::io::stdout(), &config)?;
     Ok(ExitCode::SUCCESS)
 }

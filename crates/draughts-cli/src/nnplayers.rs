@@ -197,3 +197,23 @@ impl Searcher for NetSearcher {
         Some(mv)
     }
 }
+
+/// The engine behind `draughts hub` and `draughts dxp`: with a model, the network (through its
+/// MCTS, `sims` simulations when nothing else limits a move) plays the hard level; easy and
+/// medium, and every level without a model, are the alpha-beta engine, whose strength is easy
+/// to limit.
+pub fn protocol_engine(
+    level: draughts_engine::Level,
+    model: Option<&Path>,
+    sims: u32,
+    hash_mib: usize,
+    seed: u64,
+) -> anyhow::Result<Box<dyn Searcher + Send>> {
+    Ok(match (model, level) {
+        (Some(model), draughts_engine::Level::Hard) => {
+            draughts_nn::tch::set_num_threads(1);
+            Box::new(NetSearcher::new(model, sims)?)
+        }
+        _ => Box::new(crate::alphabeta::AlphaBeta::new(level, hash_mib.max(1), seed)?),
+    })
+}
