@@ -68,8 +68,13 @@ pub struct BenchResult {
 /// Searches every bench position to `depth` with one engine (16 MiB table, default weights,
 /// FMJD rules) and returns the node counts.
 pub fn bench(depth: u32) -> BenchResult {
+    bench_with(EngineConfig::default(), depth)
+}
+
+/// [`bench`] with another engine config (a learned evaluation, another table size).
+pub fn bench_with(config: EngineConfig, depth: u32) -> BenchResult {
     // 16 MiB always fits; an allocation failure here is not a bench result anyone can use.
-    let mut engine = Engine::new(EngineConfig::default()).expect("a 16 MiB table can be allocated");
+    let mut engine = Engine::new(config).expect("a 16 MiB table can be allocated");
     let stop = AtomicBool::new(false);
     let limits = Limits::depth(depth);
     let start = Instant::now();

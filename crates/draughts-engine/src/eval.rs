@@ -165,7 +165,7 @@ impl Evaluator {
     /// move has no capture, zero one-step moves means no legal move at all (a loss), which the
     /// search uses to score blocked positions exactly.
     #[inline]
-    pub(crate) fn evaluate_with_mobility(&self, pos: &Position) -> (i32, u32) {
+    pub fn evaluate_with_mobility(&self, pos: &Position) -> (i32, u32) {
         let w = &self.w;
         let empty = pos.empty_squares().0;
         let (wm, wk) = (pos.men(Color::White).0, pos.kings(Color::White).0);

@@ -16,6 +16,9 @@
 //! assert!(result.best.is_some());
 //! ```
 //!
+//! - The evaluation is a seam ([`Evaluation`]): the hand-made one ([`Weights`]) is the
+//!   baseline; a sparse network from `draughts-nnue` ([`EngineConfig::network`]) is the learned
+//!   one, its accumulator updated move by move inside the search ([`Learned`]).
 //! - Limits: depth, nodes, move time, game clock and a stop flag ([`Limits`]); a search without a
 //!   time limit is reproducible to the node.
 //! - Levels for people: [`Level`] maps easy, medium and hard to limits.
@@ -24,12 +27,14 @@
 
 mod bench;
 mod eval;
+mod evaluation;
 mod limits;
 mod search;
 mod tt;
 
-pub use bench::{bench, BenchPosition, BenchResult, BENCH_DEPTH, BENCH_POSITIONS};
+pub use bench::{bench, bench_with, BenchPosition, BenchResult, BENCH_DEPTH, BENCH_POSITIONS};
 pub use eval::{evaluate, Evaluator, Weights};
+pub use evaluation::{one_step_moves, score_from_wdl, wdl_from_score, Evaluation, HandMade, Learned, LEARNED_SCORE_LIMIT};
 pub use limits::{Clock, Level, Limits, Noise, UnknownLevel, EASY_NOISE_MARGIN};
 pub use search::{mate_distance, Engine, EngineConfig, SearchInfo, SearchResult, MATE, MATE_BOUND, MAX_DEPTH, MAX_PLY};
 pub use tt::TtError;

@@ -23,12 +23,15 @@
 //!   per-ply tables are allocated once per engine.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use draughts_core::{Color, Game, Move, MoveList, Outcome, Position, Rules};
+use draughts_nnue::Network;
 use smallvec::SmallVec;
 
 use crate::eval::{Evaluator, Weights};
+use crate::evaluation::{Evaluation, HandMade, Learned};
 use crate::limits::{Limits, TimePlan};
 use crate::tt::{Bound, TranspositionTable, TtError, TtMove};
 
@@ -60,13 +63,23 @@ pub fn mate_distance(score: i32) -> Option<i32> {
 pub struct EngineConfig {
     /// Transposition table size in MiB (at least 1).
     pub tt_mib: usize,
-    /// Evaluation weights.
+    /// Weights of the hand-made evaluation (used when `network` is `None`).
     pub weights: Weights,
+    /// A learned evaluation: the sparse network replaces the hand-made evaluation.
+    pub network: Option<Arc<Network>>,
 }
 
 impl Default for EngineConfig {
+    /// 16 MiB, the hand-made evaluation with its default weights.
     fn default() -> EngineConfig {
-        EngineConfig { tt_mib: 16, weights: Weights::default() }
+        EngineConfig { tt_mib: 16, weights: Weights::default(), network: None }
+    }
+}
+
+impl EngineConfig {
+    /// The default engine with the learned evaluation of `network`.
+    pub fn learned(network: Arc<Network>) -> EngineConfig {
+        EngineConfig { network: Some(network), ..EngineConfig::default() }
     }
 }
 
@@ -117,6 +130,8 @@ pub struct SearchResult {
 pub struct Engine {
     config: EngineConfig,
     evaluator: Evaluator,
+    /// The learned evaluation's per-ply state, when the config has a network.
+    learned: Option<Learned>,
     tt: TranspositionTable,
     tables: Tables,
 }
@@ -216,7 +231,8 @@ impl Engine {
     /// An engine with a transposition table of `config.tt_mib` MiB.
     pub fn new(config: EngineConfig) -> Result<Engine, TtError> {
         let tt = TranspositionTable::new(config.tt_mib)?;
-        Ok(Engine { evaluator: Evaluator::new(&config.weights), config, tt, tables: Tables::new() })
+        let learned = config.network.clone().map(Learned::new);
+        Ok(Engine { evaluator: Evaluator::new(&config.weights), learned, config, tt, tables: Tables::new() })
     }
 
     /// The settings.
@@ -248,6 +264,34 @@ impl Engine {
         stop: &AtomicBool,
         on_iteration: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
+        let Engine { tt, tables, evaluator, learned, .. } = self;
+        match learned {
+            Some(l) => run(tt, tables, l, game, limits, stop, on_iteration),
+            None => run(tt, tables, HandMade(evaluator), game, limits, stop, on_iteration),
+        }
+    }
+
+    /// The score of the evaluation in use for `pos` (side to move's view, centi-men), without
+    /// search.
+    pub fn static_eval(&mut self, pos: &Position) -> i32 {
+        match &mut self.learned {
+            Some(l) => l.evaluate_position(pos),
+            None => self.evaluator.evaluate(pos),
+        }
+    }
+}
+
+/// The body of [`Engine::search`] for one evaluation.
+fn run<E: Evaluation>(
+    tt: &mut TranspositionTable,
+    tables: &mut Tables,
+    ev: E,
+    game: &Game,
+    limits: &Limits,
+    stop: &AtomicBool,
+    on_iteration: &mut dyn FnMut(&SearchInfo),
+) -> SearchResult {
+    {
         let start = Instant::now();
         let pos = *game.position();
         if let Some(outcome) = game.outcome() {
@@ -267,8 +311,7 @@ impl Engine {
         }
 
         let deterministic = limits.is_deterministic();
-        self.tt.new_search(deterministic);
-        let tables = &mut self.tables;
+        tt.new_search(deterministic);
         tables.killers.fill([0; 2]);
         if deterministic {
             tables.history.fill(0);
@@ -286,9 +329,9 @@ impl Engine {
         let rules = *game.rules();
         let plan = TimePlan::new(limits);
         let mut s = Searcher {
-            tt: &mut self.tt,
+            tt,
             t: tables,
-            ev: &self.evaluator,
+            ev,
             rules,
             promote: rules.promote_during_capture,
             track_endings: rules.draw.three_vs_one_plies.is_some() || rules.draw.two_vs_one_plies.is_some(),
@@ -321,7 +364,8 @@ impl Engine {
 
         // Until an iteration completes: the first legal move with the static evaluation.
         let mut best = root_moves[0];
-        let mut score = self.evaluator.evaluate(&pos);
+        s.ev.set_root(&pos);
+        let mut score = s.ev.evaluate(0, &pos).0;
         let mut pv = vec![best];
         let mut done_depth = 0;
 
@@ -414,10 +458,10 @@ fn nps(nodes: u64, time: Duration) -> u64 {
     (nodes as u128 * 1_000_000 / us) as u64
 }
 
-struct Searcher<'a> {
+struct Searcher<'a, E> {
     tt: &'a mut TranspositionTable,
     t: &'a mut Tables,
-    ev: &'a Evaluator,
+    ev: E,
     rules: Rules,
     promote: bool,
     track_endings: bool,
@@ -437,7 +481,7 @@ struct Searcher<'a> {
     iter_best: Option<(Move, i32, Vec<Move>)>,
 }
 
-impl Searcher<'_> {
+impl<E: Evaluation> Searcher<'_, E> {
     /// Counts a node and decides whether to stop. Time and the stop flag are looked at every
     /// 1024 nodes; the node limit at every node, so that node-limited searches are exact.
     #[inline(always)]
@@ -536,6 +580,7 @@ impl Searcher<'_> {
         for i in 0..moves.len() {
             let mv = moves[i];
             let child = pos.play(&mv);
+            self.ev.make(0, pos, &mv);
             let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);
             let score = if exact_all {
@@ -621,7 +666,7 @@ impl Searcher<'_> {
         if depth <= 0 || ply >= MAX_PLY - 1 {
             let capture = pos.has_capture();
             if !capture || ply >= MAX_PLY - 1 {
-                let (v, mobility) = self.ev.evaluate_with_mobility(pos);
+                let (v, mobility) = self.ev.evaluate(ply, pos);
                 // No capture and no one-step move: no legal move at all.
                 return if mobility == 0 && !capture { -MATE + ply as i32 } else { v };
             }
@@ -698,6 +743,7 @@ impl Searcher<'_> {
             let (k, i) = decode(order[tried]);
             let mv = moves[i];
             let child = pos.play(&mv);
+            self.ev.make(ply, pos, &mv);
             let ch = hash ^ pos.hash_delta(&mv);
             let nd = depth - 1;
             let cc = self.next_ctr(c, &mv, &child);

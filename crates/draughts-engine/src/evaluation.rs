@@ -1,0 +1,213 @@
+//! The seam between the search and its static evaluation, and its two implementations: the
+//! hand-made evaluation ([`HandMade`], the baseline) and the learned sparse network
+//! ([`Learned`], from `draughts-nnue`).
+//!
+//! The search tells the evaluation about every move it makes ([`Evaluation::make`]), so an
+//! incremental evaluation can keep its state per ply; it asks for a score only at quiet horizon
+//! nodes ([`Evaluation::evaluate`]). [`Learned`] keeps one network accumulator per ply and
+//! updates it lazily: a move only records what to do, and the accumulators between the deepest
+//! up-to-date ancestor and the evaluated node are brought up to date when a score is asked for,
+//! so nodes that are cut off by the transposition table or a draw rule cost no update.
+//!
+//! Scores are centi-men from the side to move's point of view. The network's win/draw/loss
+//! output is turned into that scale by [`score_from_wdl`]: `100 * ln(E / (1 - E))` for the
+//! expected score `E = win + draw / 2`, so a score of 100 means the side to move is expected to
+//! score 73% (as the hand-made evaluation's one man up roughly does); [`wdl_from_score`] is the
+//! inverse, used to turn search scores into training targets.
+
+use std::sync::Arc;
+
+use draughts_core::{Bitboard, Color, Direction, Move, Position};
+use draughts_nnue::{Accumulator, Network, Scratch};
+
+use crate::eval::Evaluator;
+use crate::search::{MATE, MATE_BOUND, MAX_PLY};
+
+/// A static evaluation as the search uses it.
+pub trait Evaluation {
+    /// The search starts at `pos` (ply 0).
+    fn set_root(&mut self, pos: &Position);
+    /// The search plays `mv` in `before`, the position at `ply`, to reach ply `ply + 1`.
+    fn make(&mut self, ply: usize, before: &Position, mv: &Move);
+    /// The score of `pos`, the position at `ply` (a quiet one: no capture pending), and the
+    /// number of one-step moves of the side to move (0 means no legal move at all).
+    fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32);
+}
+
+impl<E: Evaluation + ?Sized> Evaluation for &mut E {
+    #[inline(always)]
+    fn set_root(&mut self, pos: &Position) {
+        (**self).set_root(pos)
+    }
+    #[inline(always)]
+    fn make(&mut self, ply: usize, before: &Position, mv: &Move) {
+        (**self).make(ply, before, mv)
+    }
+    #[inline(always)]
+    fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32) {
+        (**self).evaluate(ply, pos)
+    }
+}
+
+/// The hand-made evaluation ([`Evaluator`]): stateless.
+#[derive(Clone, Copy, Debug)]
+pub struct HandMade<'a>(pub &'a Evaluator);
+
+impl Evaluation for HandMade<'_> {
+    #[inline(always)]
+    fn set_root(&mut self, _pos: &Position) {}
+
+    #[inline(always)]
+    fn make(&mut self, _ply: usize, _before: &Position, _mv: &Move) {}
+
+    #[inline(always)]
+    fn evaluate(&mut self, _ply: usize, pos: &Position) -> (i32, u32) {
+        self.0.evaluate_with_mobility(pos)
+    }
+}
+
+/// The learned evaluation: a sparse network with one accumulator per ply.
+#[derive(Debug)]
+pub struct Learned {
+    net: Arc<Network>,
+    accs: Vec<Accumulator>,
+    /// The move that leads to each ply, and the position it was played in.
+    made: Vec<(Position, Move)>,
+    /// Whether the accumulator of each ply is up to date.
+    fresh: Vec<bool>,
+    scratch: Scratch,
+}
+
+impl Learned {
+    /// The evaluation of `net`, with room for every ply of a search.
+    pub fn new(net: Arc<Network>) -> Learned {
+        let plies = MAX_PLY + 2;
+        let accs = (0..plies).map(|_| net.new_accumulator()).collect();
+        // Any move: entries are written before they are read.
+        let none = Position::start().legal_moves()[0];
+        Learned { net, accs, made: vec![(Position::start(), none); plies], fresh: vec![false; plies], scratch: Scratch::default() }
+    }
+
+    /// The network.
+    pub fn network(&self) -> &Arc<Network> {
+        &self.net
+    }
+
+    /// The score of `pos` from scratch (no search state needed).
+    pub fn evaluate_position(&mut self, pos: &Position) -> i32 {
+        self.set_root(pos);
+        self.evaluate(0, pos).0
+    }
+}
+
+impl Evaluation for Learned {
+    fn set_root(&mut self, pos: &Position) {
+        self.net.refresh(pos, &mut self.accs[0]);
+        self.fresh[0] = true;
+    }
+
+    #[inline]
+    fn make(&mut self, ply: usize, before: &Position, mv: &Move) {
+        if ply + 1 < self.made.len() {
+            self.made[ply + 1] = (*before, *mv);
+            self.fresh[ply + 1] = false;
+        }
+    }
+
+    fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32) {
+        let ply = ply.min(self.accs.len() - 1);
+        let mut k = ply;
+        while k > 0 && !self.fresh[k] {
+            k -= 1;
+        }
+        if !self.fresh[k] {
+            // Cannot happen after `set_root`; recompute rather than trust stale state.
+            self.net.refresh(pos, &mut self.accs[ply]);
+            self.fresh[ply] = true;
+            k = ply;
+        }
+        for j in k + 1..=ply {
+            let (before, mv) = self.made[j];
+            let (done, rest) = self.accs.split_at_mut(j);
+            self.net.update(&done[j - 1], &before, &mv, &mut rest[0]);
+            self.fresh[j] = true;
+        }
+        let out = self.net.evaluate(&self.accs[ply], pos.side_to_move(), &mut self.scratch);
+        (score_from_wdl(out.wdl()), one_step_moves(pos))
+    }
+}
+
+/// Largest magnitude of a learned score (an expected score of 1/2000 or 1999/2000).
+pub const LEARNED_SCORE_LIMIT: i32 = 760;
+
+/// The centi-men score of a win/draw/loss estimate: `100 * ln(E / (1 - E))` with
+/// `E = win + draw / 2`, clamped to ±[`LEARNED_SCORE_LIMIT`].
+pub fn score_from_wdl(wdl: [f32; 3]) -> i32 {
+    let e = (wdl[0] + 0.5 * wdl[1]).clamp(0.0005, 0.9995) as f64;
+    ((100.0 * (e / (1.0 - e)).ln()).round() as i32).clamp(-LEARNED_SCORE_LIMIT, LEARNED_SCORE_LIMIT)
+}
+
+/// The win/draw/loss estimate of a search score (the inverse of [`score_from_wdl`] on the
+/// expected score, with as much draw as that allows): forced wins and losses are certain.
+pub fn wdl_from_score(score: i32) -> [f32; 3] {
+    let e = if score >= MATE_BOUND {
+        1.0
+    } else if score <= -MATE_BOUND {
+        0.0
+    } else {
+        1.0 / (1.0 + (-(score as f64) / 100.0).exp())
+    };
+    let v = (2.0 * e - 1.0).clamp(-1.0, 1.0) as f32;
+    [v.max(0.0), 1.0 - v.abs(), (-v).max(0.0)]
+}
+
+const _: () = assert!(MATE > MATE_BOUND);
+
+/// One-step moves of the side to move: men forward, kings in all four directions, onto empty
+/// squares. When the side to move has no capture, zero means no legal move.
+#[inline]
+pub fn one_step_moves(pos: &Position) -> u32 {
+    let us = pos.side_to_move();
+    let empty = pos.empty_squares();
+    let (men, kings) = (pos.men(us), pos.kings(us));
+    let forward = match us {
+        Color::White => [Direction::UpLeft, Direction::UpRight],
+        Color::Black => [Direction::DownLeft, Direction::DownRight],
+    };
+    let step = |b: Bitboard, d: Direction| (b.shift(d) & empty).count();
+    let mut n = step(men, forward[0]) + step(men, forward[1]);
+    if kings.any() {
+        for d in Direction::ALL {
+            n += step(kings, d);
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_and_wdl_are_inverse() {
+        for score in [-700, -250, -100, -1, 0, 3, 100, 333, 700] {
+            let back = score_from_wdl(wdl_from_score(score));
+            assert!((back - score).abs() <= 1, "{score} -> {back}");
+        }
+        assert_eq!(wdl_from_score(MATE - 5), [1.0, 0.0, 0.0]);
+        assert_eq!(wdl_from_score(-MATE + 5), [0.0, 0.0, 1.0]);
+        assert_eq!(score_from_wdl([1.0, 0.0, 0.0]), LEARNED_SCORE_LIMIT);
+        assert_eq!(score_from_wdl([0.0, 1.0, 0.0]), 0);
+        let w = wdl_from_score(100);
+        assert!((w[0] + 0.5 * w[1] - 0.731).abs() < 0.001, "{w:?}");
+    }
+
+    #[test]
+    fn one_step_moves_match_the_hand_made_mobility() {
+        let ev = Evaluator::new(&crate::Weights::default());
+        for fen in ["W:W31-50:B1-20", "B:W28,32,33,37,K5:B12,13,19,23,K46", "W:WK50:BK1,3", "W:W6:B1", "B:W6:B1"] {
+            let pos = Position::from_fen(fen).unwrap();
+            assert_eq!(one_step_moves(&pos), ev.evaluate_with_mobility(&pos).1, "{fen}");
+        }
+    }
+}

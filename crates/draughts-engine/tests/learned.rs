@@ -1,0 +1,106 @@
+//! The learned evaluation inside the search: the lazy incremental accumulators give the same
+//! scores as evaluating every position from scratch, searches are reproducible, and the
+//! hand-made baseline is untouched.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use draughts_core::{Game, Position, Rules};
+use draughts_engine::{bench_with, Engine, EngineConfig, Evaluation, Learned, Limits, BENCH_POSITIONS};
+use draughts_model::NetConfig;
+use draughts_nnue::testing::{random_tensors, write_checkpoint};
+use draughts_nnue::Network;
+
+fn network(dir: &std::path::Path) -> Arc<Network> {
+    let arch = NetConfig { accumulator: 32, hidden: vec![8, 8], ..NetConfig::sparse() };
+    Arc::new(Network::load(&write_checkpoint(dir, "t", 1, &arch, &random_tensors(&arch, 11, 2.0))).unwrap())
+}
+
+#[test]
+fn lazy_updates_give_the_scores_of_fresh_evaluations() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = network(dir.path());
+    let mut lazy = Learned::new(net.clone());
+    let mut fresh = Learned::new(net);
+    // Walk random lines with skipped evaluations, as a search does.
+    let mut state = 5u64;
+    let mut rand = move |n: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize % n.max(1)
+    };
+    let mut checked = 0;
+    for _ in 0..200 {
+        let mut pos = Position::start();
+        lazy.set_root(&pos);
+        let mut line = vec![pos];
+        for ply in 0..60 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let mv = moves[rand(moves.len())];
+            lazy.make(ply, &pos, &mv);
+            pos = pos.play(&mv);
+            line.push(pos);
+            if rand(3) == 0 {
+                let got = lazy.evaluate(ply + 1, &pos);
+                assert_eq!(got.0, fresh.evaluate_position(&pos), "{pos:?}");
+                checked += 1;
+            }
+            // Sometimes back up a few plies and take another branch.
+            if rand(8) == 0 && line.len() > 3 {
+                let back = 1 + rand(2);
+                line.truncate(line.len() - back);
+                pos = *line.last().unwrap();
+                let ply_now = line.len() - 1;
+                let got = lazy.evaluate(ply_now, &pos);
+                assert_eq!(got.0, fresh.evaluate_position(&pos));
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let mv = moves[rand(moves.len())];
+                lazy.make(ply_now, &pos, &mv);
+                pos = pos.play(&mv);
+                line.push(pos);
+                let got = lazy.evaluate(line.len() - 1, &pos);
+                assert_eq!(got.0, fresh.evaluate_position(&pos));
+                checked += 1;
+                break;
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}
+
+#[test]
+fn learned_searches_are_deterministic_and_differ_from_the_hand_made_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = network(dir.path());
+    let a = bench_with(EngineConfig::learned(net.clone()), 5);
+    let b = bench_with(EngineConfig::learned(net), 5);
+    assert_eq!(a.nodes, b.nodes);
+    for (x, y) in a.per_position.iter().zip(&b.per_position) {
+        assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
+    }
+    let hand = draughts_engine::bench(5);
+    assert_ne!(a.nodes, hand.nodes, "a random network searches another tree");
+    // Every bench position still gets a legal move.
+    for (p, fen) in a.per_position.iter().zip(BENCH_POSITIONS) {
+        let pos = Position::from_fen(fen).unwrap();
+        assert!(pos.legal_moves().contains(&p.best.unwrap()));
+    }
+}
+
+#[test]
+fn learned_engine_scores_game_ends_exactly() {
+    // Forced wins are scored by the search, not the evaluation: White takes Black's last man
+    // (28x17), and in the second position Black's only man takes and White retakes the last piece.
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = Engine::new(EngineConfig::learned(network(dir.path()))).unwrap();
+    for (fen, plies) in [("W:W28:B22", 1), ("W:W32,37:B22", 3)] {
+        let game = Game::from_position(Position::from_fen(fen).unwrap(), Rules::FMJD);
+        let r = engine.search(&game, &Limits::depth(6), &AtomicBool::new(false), &mut |_| {});
+        assert_eq!(draughts_engine::mate_distance(r.score), Some(plies), "{fen}: {}", r.score);
+    }
+}

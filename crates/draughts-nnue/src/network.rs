@@ -1,0 +1,488 @@
+//! The sparse network: its layers, loading from a checkpoint, and evaluation.
+//!
+//! # Architecture (kind `sparse`)
+//!
+//! ```text
+//! features(white) [200]  features(black) [200]        piece-square, see crate::features
+//!        |                      |
+//!      ft: Linear(200 -> A), shared          "ft"          accumulator, one per point of view
+//!        |                      |
+//!   h0 = clamp([acc(side to move), acc(other side)], 0, 1)     2A values
+//!        |                                 \
+//!   l0: Linear(2A -> H0), clamp(0, 1)       policy: Linear(2A -> 2500)   "policy"
+//!   l1: Linear(H0 -> H1), clamp(0, 1)        (only the legal moves' rows are computed)
+//!   ...                                     "l0", "l1", ...
+//!   wdl: Linear(H_last -> 3)                "wdl"          win/draw/loss logits, side to move
+//!   moves_left: Linear(H_last -> 1)         "moves_left"   (optional head)
+//! ```
+//!
+//! Names in quotes are the safetensors keys (`NAME.weight` `[out, in]`, `NAME.bias` `[out]`,
+//! PyTorch's layout), the same the trainer in `draughts-nn` gives its variables.
+//!
+//! # Numbers
+//! The accumulator is kept in fixed point (`i32`, first-layer weights times [`crate::Q`] =
+//! 2^16, rounded), so an accumulator updated move by move is bit-identical to one computed from
+//! scratch, whatever the path. Everything after it is `f32`. Against the `f32` libtorch forward
+//! the difference is the rounding of the first-layer weights (at most 2^-17 each) plus float
+//! rounding; the tests bound it on real positions.
+
+use std::path::{Path, PathBuf};
+
+use draughts_core::{Color, Move, Position};
+use draughts_model::{
+    read_meta, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError,
+};
+
+use crate::accumulator::Accumulator;
+use crate::features::{for_each_active, move_delta, FEATURES, MAX_ACTIVE, SQUARES};
+use crate::kernels::{Aligned, Kernels, Simd, Q};
+use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
+
+/// Why a network could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The sidecar or the weights file is missing, damaged or not of this program.
+    #[error(transparent)]
+    Meta(#[from] MetaError),
+    /// The path names no checkpoint.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The checkpoint is a network of another kind.
+    #[error("{}: a {kind} network; only sparse networks run natively (a ResNet needs libtorch)", .path.display())]
+    NotSparse {
+        /// The sidecar.
+        path: PathBuf,
+        /// Its kind.
+        kind: &'static str,
+    },
+    /// The weights file is not valid safetensors.
+    #[error("{}: not a valid safetensors file: {message}", .path.display())]
+    BadWeights {
+        /// The weights file.
+        path: PathBuf,
+        /// The parser's complaint.
+        message: String,
+    },
+    /// A tensor of the architecture is not in the file.
+    #[error("{}: tensor `{name}` is missing (weights do not fit the architecture)", .path.display())]
+    MissingTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
+    /// The file has a tensor the architecture does not.
+    #[error("{}: unexpected tensor `{name}` (weights do not fit the architecture)", .path.display())]
+    UnexpectedTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
+    /// A tensor of the wrong shape.
+    #[error("{}: tensor `{name}` has shape {found:?}, the architecture needs {expected:?}", .path.display())]
+    Shape {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its shape.
+        found: Vec<usize>,
+        /// The shape needed.
+        expected: Vec<usize>,
+    },
+    /// A tensor that is not `f32`.
+    #[error("{}: tensor `{name}` has element type {found}, expected F32", .path.display())]
+    Dtype {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its type.
+        found: String,
+    },
+    /// A weight that is NaN or infinite.
+    #[error("{}: tensor `{name}` holds a value that is not finite", .path.display())]
+    NonFinite {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
+    /// First-layer weights so large that the fixed-point accumulator could overflow.
+    #[error("{}: first-layer output {output} can reach {bound:.0} in magnitude; the fixed-point accumulator holds at most 30000", .path.display())]
+    TooLarge {
+        /// The weights file.
+        path: PathBuf,
+        /// The accumulator entry.
+        output: usize,
+        /// Its largest possible magnitude.
+        bound: f64,
+    },
+}
+
+/// One dense layer. With a multiple of 8 outputs the weights are stored input-major
+/// (`w[j * outputs + k]`: input `j`, output `k`) for the blocked affine kernel; a narrow layer
+/// (the win/draw/loss and moves-left heads) keeps PyTorch's output-major layout and is one dot
+/// product per output.
+#[derive(Clone, Debug, PartialEq)]
+struct Dense {
+    inputs: usize,
+    outputs: usize,
+    w: Aligned<f32>,
+    b: Aligned<f32>,
+}
+
+/// What one evaluation gives.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Output {
+    /// Win/draw/loss logits from the side to move's point of view.
+    pub wdl_logits: [f32; 3],
+    /// The moves-left head's output, when the net has one.
+    pub moves_left: Option<f32>,
+}
+
+impl Output {
+    /// Win, draw and loss probabilities (softmax of the logits).
+    pub fn wdl(&self) -> [f32; 3] {
+        let z = self.wdl_logits;
+        let m = z[0].max(z[1]).max(z[2]);
+        let e = [(z[0] - m).exp(), (z[1] - m).exp(), (z[2] - m).exp()];
+        let s = e[0] + e[1] + e[2];
+        [e[0] / s, e[1] / s, e[2] / s]
+    }
+
+    /// `win - loss`, in [-1, 1].
+    pub fn value(&self) -> f32 {
+        let w = self.wdl();
+        w[0] - w[2]
+    }
+}
+
+/// Buffers an evaluation works in (so that evaluating allocates nothing). One per thread.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    h0: Aligned<f32>,
+    a: Aligned<f32>,
+    b: Aligned<f32>,
+    indices: Vec<u16>,
+    acc: Option<Accumulator>,
+}
+
+/// A loaded sparse network, ready to evaluate. Immutable: share it between threads (`Arc`).
+#[derive(Clone, Debug)]
+pub struct Network {
+    model_id: String,
+    checksum: String,
+    arch: NetConfig,
+    /// Accumulator width for one point of view.
+    width: usize,
+    /// First layer in fixed point, feature-major: row `f` is `ft_w[f * width..][..width]`.
+    ft_w: Aligned<i32>,
+    ft_b: Aligned<i32>,
+    hidden: Vec<Dense>,
+    wdl: Dense,
+    moves_left: Option<Dense>,
+    /// Policy weights as stored (`[2500, 2A]`, one row per logit) and biases.
+    policy_w: Aligned<f32>,
+    policy_b: Vec<f32>,
+    kernels: Kernels,
+}
+
+impl PartialEq for Network {
+    /// Two networks are equal when they come from the same weights file (model id and checksum).
+    fn eq(&self, other: &Network) -> bool {
+        self.model_id == other.model_id && self.checksum == other.checksum
+    }
+}
+
+impl Eq for Network {}
+
+/// The tensors of a sparse architecture, with their shapes (PyTorch layout), in file order.
+pub fn tensor_shapes(arch: &NetConfig) -> Vec<(String, Vec<usize>)> {
+    let a = arch.accumulator;
+    let mut v = vec![("ft.weight".to_owned(), vec![a, FEATURES]), ("ft.bias".to_owned(), vec![a])];
+    let mut inputs = 2 * a;
+    for (i, &h) in arch.hidden.iter().enumerate() {
+        v.push((format!("l{i}.weight"), vec![h, inputs]));
+        v.push((format!("l{i}.bias"), vec![h]));
+        inputs = h;
+    }
+    v.push(("wdl.weight".to_owned(), vec![3, inputs]));
+    v.push(("wdl.bias".to_owned(), vec![3]));
+    if arch.moves_left_head {
+        v.push(("moves_left.weight".to_owned(), vec![1, inputs]));
+        v.push(("moves_left.bias".to_owned(), vec![1]));
+    }
+    v.push(("policy.weight".to_owned(), vec![POLICY_SIZE, 2 * a]));
+    v.push(("policy.bias".to_owned(), vec![POLICY_SIZE]));
+    v
+}
+
+impl Network {
+    /// Loads a checkpoint. `path` is its sidecar (`ID.json`) or weights (`ID.safetensors`), or
+    /// a model or run directory (its newest checkpoint; see [`draughts_model::resolve_model`]).
+    /// Checks the sidecar, the weights' size and checksum, every tensor's name, shape, type and
+    /// values. Uses the fastest kernels the CPU has.
+    pub fn load(path: &Path) -> Result<Network, LoadError> {
+        Network::load_with_warnings(path, &mut |_| {})
+    }
+
+    /// [`Network::load`], handing the warnings about skipped sidecars in a directory to `warn`.
+    pub fn load_with_warnings(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Network, LoadError> {
+        let sidecar = sidecar_of(&resolve_model(path, warn)?);
+        let meta = read_meta(&sidecar)?;
+        if meta.architecture.kind != NetKind::Sparse {
+            return Err(LoadError::NotSparse { path: sidecar, kind: meta.architecture.kind.name() });
+        }
+        let (weights, bytes) = read_weights(&sidecar, &meta)?;
+        Network::from_safetensors(&meta, &bytes, &weights)
+    }
+
+    /// Builds the network of `meta` from the bytes of its weights file (`path` names it in
+    /// errors).
+    pub fn from_safetensors(meta: &CheckpointMeta, bytes: &[u8], path: &Path) -> Result<Network, LoadError> {
+        let arch = &meta.architecture;
+        let bad = |message: String| LoadError::BadWeights { path: path.to_path_buf(), message };
+        let file = safetensors::SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
+        let shapes = tensor_shapes(arch);
+        let mut tensors = std::collections::HashMap::new();
+        for (name, shape) in &shapes {
+            let view = file
+                .tensor(name)
+                .map_err(|_| LoadError::MissingTensor { path: path.to_path_buf(), name: name.clone() })?;
+            if view.shape() != shape.as_slice() {
+                return Err(LoadError::Shape {
+                    path: path.to_path_buf(),
+                    name: name.clone(),
+                    found: view.shape().to_vec(),
+                    expected: shape.clone(),
+                });
+            }
+            if view.dtype() != safetensors::Dtype::F32 {
+                return Err(LoadError::Dtype {
+                    path: path.to_path_buf(),
+                    name: name.clone(),
+                    found: format!("{:?}", view.dtype()),
+                });
+            }
+            let values: Vec<f32> =
+                view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(LoadError::NonFinite { path: path.to_path_buf(), name: name.clone() });
+            }
+            tensors.insert(name.clone(), values);
+        }
+        if let Some(extra) = file.names().into_iter().filter(|n| !tensors.contains_key(*n)).min() {
+            return Err(LoadError::UnexpectedTensor { path: path.to_path_buf(), name: extra.clone() });
+        }
+        let mut take = |name: &str| tensors.remove(name).unwrap_or_default();
+        let a = arch.accumulator;
+
+        // First layer: [A, 200] -> feature-major fixed point, with an overflow bound.
+        let w = take("ft.weight");
+        let b = take("ft.bias");
+        for k in 0..a {
+            // Each square holds at most one piece, so at most one of its four features is on.
+            let mut bound = b[k].abs() as f64;
+            for sq in 0..SQUARES {
+                bound += (0..4).map(|kind| w[k * FEATURES + kind * SQUARES + sq].abs() as f64).fold(0.0, f64::max);
+            }
+            if bound > 30_000.0 {
+                return Err(LoadError::TooLarge { path: path.to_path_buf(), output: k, bound });
+            }
+        }
+        let fixed = |x: f32| (x as f64 * Q as f64).round() as i32;
+        let mut ft_w = Aligned::zeros(FEATURES * a);
+        for k in 0..a {
+            for f in 0..FEATURES {
+                ft_w[f * a + k] = fixed(w[k * FEATURES + f]);
+            }
+        }
+        let ft_b = Aligned::from_slice(&b.iter().map(|&x| fixed(x)).collect::<Vec<i32>>());
+
+        let mut dense = |name: &str, inputs: usize, outputs: usize| {
+            let w = take(&format!("{name}.weight"));
+            let mut t = w.clone();
+            if outputs % 8 == 0 {
+                for k in 0..outputs {
+                    for j in 0..inputs {
+                        t[j * outputs + k] = w[k * inputs + j];
+                    }
+                }
+            }
+            Dense { inputs, outputs, w: Aligned::from_slice(&t), b: Aligned::from_slice(&take(&format!("{name}.bias"))) }
+        };
+        let mut hidden = Vec::new();
+        let mut inputs = 2 * a;
+        for (i, &h) in arch.hidden.iter().enumerate() {
+            hidden.push(dense(&format!("l{i}"), inputs, h));
+            inputs = h;
+        }
+        let wdl = dense("wdl", inputs, 3);
+        let moves_left = arch.moves_left_head.then(|| dense("moves_left", inputs, 1));
+        Ok(Network {
+            model_id: meta.model_id.clone(),
+            checksum: meta.weights.fnv1a64.clone(),
+            arch: arch.clone(),
+            width: a,
+            ft_w,
+            ft_b,
+            hidden,
+            wdl,
+            moves_left,
+            policy_w: Aligned::from_slice(&take("policy.weight")),
+            policy_b: take("policy.bias"),
+            kernels: Kernels::detect(Simd::Auto),
+        })
+    }
+
+    /// The same network with other kernels (the scalar reference, for tests and benchmarks).
+    pub fn with_simd(mut self, simd: Simd) -> Network {
+        self.kernels = Kernels::detect(simd);
+        self
+    }
+
+    /// The kernels in use: `avx2+fma` or `scalar`.
+    pub fn kernels(&self) -> &'static str {
+        self.kernels.name
+    }
+
+    /// The checkpoint's model id.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// The architecture.
+    pub fn architecture(&self) -> &NetConfig {
+        &self.arch
+    }
+
+    /// Parameters (weights and biases of every layer).
+    pub fn parameter_count(&self) -> usize {
+        let dense = |d: &Dense| d.w.len() + d.b.len();
+        self.ft_w.len()
+            + self.ft_b.len()
+            + self.hidden.iter().map(dense).sum::<usize>()
+            + dense(&self.wdl)
+            + self.moves_left.as_ref().map_or(0, dense)
+            + self.policy_w.len()
+            + self.policy_b.len()
+    }
+
+    /// An accumulator of the right size (zeros: call [`Network::refresh`] before use).
+    pub fn new_accumulator(&self) -> Accumulator {
+        Accumulator::zeros(self.width)
+    }
+
+    /// Computes `acc` for `pos` from scratch.
+    pub fn refresh(&self, pos: &Position, acc: &mut Accumulator) {
+        let a = self.width;
+        acc.resize(a);
+        let mut active = [0u16; MAX_ACTIVE];
+        for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
+            let mut n = 0;
+            for_each_active(pos, color, |f| {
+                if n < MAX_ACTIVE {
+                    active[n] = f as u16;
+                    n += 1;
+                }
+            });
+            let half = &mut acc.values_mut()[p * a..(p + 1) * a];
+            (self.kernels.update)(half, &self.ft_b, &self.ft_w, &active[..n], &[]);
+        }
+    }
+
+    /// Sets `child` to the accumulator of `before.play(mv)`, given `parent`, the accumulator of
+    /// `before`: one pass over each half, adding and subtracting the few rows the move changes.
+    pub fn update(&self, parent: &Accumulator, before: &Position, mv: &Move, child: &mut Accumulator) {
+        let a = self.width;
+        child.resize(a);
+        for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
+            let d = move_delta(before, mv, color);
+            let src = &parent.values()[p * a..(p + 1) * a];
+            let dst = &mut child.values_mut()[p * a..(p + 1) * a];
+            (self.kernels.update)(dst, src, &self.ft_w, &d.added, d.removed());
+        }
+    }
+
+    /// Turns the accumulator of `before` into that of `before.play(mv)`.
+    pub fn update_in_place(&self, acc: &mut Accumulator, before: &Position, mv: &Move) {
+        let parent = acc.clone();
+        self.update(&parent, before, mv, acc);
+    }
+
+    /// Fills `scratch.h0`, the clipped accumulator with `side`'s point of view first.
+    fn first_layer(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) {
+        let a = self.width;
+        scratch.h0.resize(2 * a);
+        let v = acc.values();
+        let (us, them) = match side {
+            Color::White => (&v[..a], &v[a..2 * a]),
+            Color::Black => (&v[a..2 * a], &v[..a]),
+        };
+        let (h_us, h_them) = scratch.h0.split_at_mut(a);
+        (self.kernels.crelu)(us, h_us);
+        (self.kernels.crelu)(them, h_them);
+    }
+
+    /// Evaluates the position whose accumulator is `acc`, `side` to move.
+    pub fn evaluate(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> Output {
+        self.first_layer(acc, side, scratch);
+        let Scratch { h0, a, b, .. } = scratch;
+        let mut input: &[f32] = &h0[..];
+        for layer in &self.hidden {
+            a.resize(layer.outputs);
+            self.apply(layer, input, a, true);
+            std::mem::swap(a, b);
+            input = &b[..];
+        }
+        let mut z = [0.0f32; 3];
+        self.apply(&self.wdl, input, &mut z, false);
+        let moves_left = self.moves_left.as_ref().map(|m| {
+            let mut o = [0.0f32; 1];
+            self.apply(m, input, &mut o, false);
+            o[0]
+        });
+        Output { wdl_logits: z, moves_left }
+    }
+
+    /// `out = clip?(b + W x)` for one layer, in the layout the layer is stored in.
+    #[inline]
+    fn apply(&self, layer: &Dense, x: &[f32], out: &mut [f32], clip: bool) {
+        if layer.outputs % 8 == 0 {
+            (self.kernels.affine)(x, &layer.w, &layer.b, out, clip);
+        } else {
+            for (k, o) in out.iter_mut().enumerate() {
+                let v = layer.b[k] + (self.kernels.dot)(&layer.w[k * layer.inputs..(k + 1) * layer.inputs], x);
+                *o = if clip { v.clamp(0.0, 1.0) } else { v };
+            }
+        }
+    }
+
+    /// The policy over `moves` (legal moves of `side` in the position last evaluated with this
+    /// `scratch`), written to `out` in the same order and summing to 1. Only the logits of these
+    /// moves are computed: one dot product of length 2A each.
+    pub fn policy(&self, side: Color, moves: &[Move], scratch: &mut Scratch, out: &mut Vec<f32>) {
+        let width = 2 * self.width;
+        let Scratch { h0, indices, .. } = scratch;
+        indices.clear();
+        indices.extend(moves.iter().map(|m| move_index(side, m) as u16));
+        let logit = |k: usize| {
+            let i = indices[k] as usize;
+            Some(self.policy_b[i] + (self.kernels.dot)(&self.policy_w[i * width..(i + 1) * width], h0))
+        };
+        softmax_moves(logit, indices, out);
+    }
+
+    /// Evaluates `pos` from scratch: the output and the policy over `moves` (its legal moves)
+    /// in `policy`.
+    pub fn evaluate_position(&self, pos: &Position, moves: &[Move], scratch: &mut Scratch, policy: &mut Vec<f32>) -> Output {
+        let mut acc = scratch.acc.take().unwrap_or_else(|| self.new_accumulator());
+        self.refresh(pos, &mut acc);
+        let out = self.evaluate(&acc, pos.side_to_move(), scratch);
+        scratch.acc = Some(acc);
+        self.policy(pos.side_to_move(), moves, scratch, policy);
+        out
+    }
+}
