@@ -23,23 +23,21 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
+use draughts_model::{ArchError, MetaError};
 use tch::{Device, Kind, Tensor};
 
-use crate::encoding::ENCODING_VERSION;
-use crate::net::{Net, NetConfig, NetError};
+use crate::net::{Net, NetError};
 
-/// Version of the sidecar format written by this code.
-pub const CHECKPOINT_FORMAT: u32 = 1;
+pub use draughts_model::{
+    fnv1a64, model_id, parse_json_named, rfc3339_utc, sidecar_path, weights_path, CheckpointMeta, WeightsInfo,
+    CHECKPOINT_FORMAT, ENCODING_VERSION, SIDECAR_EXTENSION, WEIGHTS_EXTENSION,
+};
+
 /// The tch version this crate is built with (pinned with `=` in the workspace manifest).
 pub const TCH_VERSION: &str = "0.24.0";
 /// The libtorch version this crate is linked against (read by build.rs; `unknown` if it could
 /// not tell).
 pub const LIBTORCH_VERSION: &str = env!("DRAUGHTS_LIBTORCH_VERSION");
-/// File extension of the weights.
-pub const WEIGHTS_EXTENSION: &str = "safetensors";
-/// File extension of the sidecar.
-pub const SIDECAR_EXTENSION: &str = "json";
 
 /// What the caller knows about a checkpoint it saves; the rest of [`CheckpointMeta`] is filled
 /// in by [`save`].
@@ -55,52 +53,6 @@ pub struct CheckpointInfo {
     pub seed: u64,
     /// Model id of the checkpoint training started from, if any.
     pub parent: Option<String>,
-}
-
-/// The sidecar of a checkpoint.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CheckpointMeta {
-    /// Sidecar format version ([`CHECKPOINT_FORMAT`]).
-    pub format: u32,
-    /// `NAME-sSTEP`, see [`model_id`]; also the file stem of both files.
-    pub model_id: String,
-    /// Run or model name.
-    pub name: String,
-    /// Training steps taken.
-    pub step: u64,
-    /// The architecture the weights fit.
-    pub architecture: NetConfig,
-    /// Input encoding version the net was trained with ([`ENCODING_VERSION`]).
-    pub encoding_version: u32,
-    /// Rules preset name.
-    pub rules: String,
-    /// Seed of the run.
-    pub seed: u64,
-    /// Model id of the parent checkpoint.
-    pub parent: Option<String>,
-    /// Creation time, seconds since the Unix epoch.
-    pub created_unix_s: u64,
-    /// Creation time, RFC 3339 in UTC (for people; `created_unix_s` is authoritative).
-    pub created: String,
-    /// tch version that wrote the weights.
-    pub tch_version: String,
-    /// libtorch version that wrote the weights.
-    pub libtorch_version: String,
-    /// The weights file.
-    pub weights: WeightsInfo,
-}
-
-/// Where the weights are and how to recognise them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WeightsInfo {
-    /// File name, in the sidecar's directory.
-    pub file: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// FNV-1a 64-bit hash of the file, 16 lower-case hex digits.
-    pub fnv1a64: String,
 }
 
 /// Why a checkpoint could not be saved or loaded.
@@ -158,7 +110,7 @@ pub enum CheckpointError {
         path: PathBuf,
         /// What is wrong.
         #[source]
-        source: NetError,
+        source: ArchError,
     },
     /// The weights file has another size than the sidecar says (truncated or replaced).
     #[error("{}: {found} bytes, the sidecar says {expected} (truncated or replaced file)", .path.display())]
@@ -254,44 +206,29 @@ pub enum CheckpointError {
     },
 }
 
-/// The model id of checkpoint `name` at `step`: `NAME-sSTEP`, step zero-padded to 8 digits.
-pub fn model_id(name: &str, step: u64) -> String {
-    format!("{name}-s{step:08}")
-}
-
-/// Path of the sidecar of checkpoint `id` in `dir`.
-pub fn sidecar_path(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!("{id}.{SIDECAR_EXTENSION}"))
-}
-
-/// Path of the weights of checkpoint `id` in `dir`.
-pub fn weights_path(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!("{id}.{WEIGHTS_EXTENSION}"))
+impl From<MetaError> for CheckpointError {
+    fn from(e: MetaError) -> CheckpointError {
+        match e {
+            MetaError::Missing { path } => CheckpointError::Missing { path },
+            MetaError::Io { path, source } => CheckpointError::Io { path, source },
+            MetaError::BadSidecar { path, field, message } => CheckpointError::BadSidecar { path, field, message },
+            MetaError::Format { path, found, expected } => CheckpointError::Format { path, found, expected },
+            MetaError::EncodingVersion { path, found, expected } => {
+                CheckpointError::EncodingVersion { path, found, expected }
+            }
+            MetaError::Architecture { path, source } => CheckpointError::Architecture { path, source },
+            MetaError::WeightsSize { path, found, expected } => CheckpointError::WeightsSize { path, found, expected },
+            MetaError::WeightsChecksum { path, found, expected } => {
+                CheckpointError::WeightsChecksum { path, found, expected }
+            }
+            MetaError::InvalidName { name, reason } => CheckpointError::InvalidName { name, reason },
+        }
+    }
 }
 
 /// Checks that `name` can be used in a model id and a file name.
 pub fn validate_name(name: &str) -> Result<(), CheckpointError> {
-    let reason = if name.is_empty() {
-        Some("empty")
-    } else if name.len() > 64 {
-        Some("longer than 64 characters")
-    } else if name.starts_with('.') {
-        Some("starts with `.`")
-    } else if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-    {
-        Some("only A-Z a-z 0-9 . _ - are allowed")
-    } else {
-        None
-    };
-    match reason {
-        Some(reason) => Err(CheckpointError::InvalidName {
-            name: name.to_owned(),
-            reason,
-        }),
-        None => Ok(()),
-    }
+    Ok(draughts_model::validate_name(name)?)
 }
 
 /// Saves `net` as checkpoint `model_id(info.name, info.step)` in `dir` (created if needed) and
@@ -357,9 +294,7 @@ pub fn save(
             fnv1a64: format!("{:016x}", fnv1a64(&bytes)),
         },
     };
-    // Serialising plain data with string keys cannot fail.
-    let mut json = serde_json::to_vec_pretty(&meta).expect("sidecar serialises");
-    json.push(b'\n');
+    let json = draughts_model::sidecar::to_json(&meta);
     File::create(&sidecar_tmp)
         .and_then(|mut f| {
             f.write_all(&json)?;
@@ -374,95 +309,18 @@ pub fn save(
     Ok(meta)
 }
 
-/// Parses a whole JSON document into `T`. On failure returns the path of the offending field
-/// (`architecture.blocks`; `.` for the document as a whole) and the message; a missing field
-/// is named itself, not its parent. Shared by the checkpoint sidecar and the trainer state.
-pub(crate) fn parse_json_named<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, (String, String)> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let mut field = e.path().to_string();
-        if field == "?" {
-            // A syntax error before any field: the whole document.
-            field = ".".to_owned();
-        }
-        let message = e.into_inner().to_string();
-        if let Some(name) = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
-            field = if field == "." { name.to_owned() } else { format!("{field}.{name}") };
-        }
-        (field, message)
-    })?;
-    de.end().map_err(|e| (".".to_owned(), e.to_string()))?;
-    Ok(value)
-}
-
-/// Reads and checks a sidecar: JSON shape, format and encoding version (not the weights).
+/// Reads and checks a sidecar: JSON shape, format, encoding version and architecture (not the
+/// weights).
 pub fn read_meta(sidecar: &Path) -> Result<CheckpointMeta, CheckpointError> {
-    let bytes = read_file(sidecar)?;
-    let bad = |field: String, message: String| CheckpointError::BadSidecar {
-        path: sidecar.to_path_buf(),
-        field,
-        message,
-    };
-    let meta: CheckpointMeta = parse_json_named(&bytes).map_err(|(field, message)| bad(field, message))?;
-    if meta.format != CHECKPOINT_FORMAT {
-        return Err(CheckpointError::Format {
-            path: sidecar.to_path_buf(),
-            found: meta.format,
-            expected: CHECKPOINT_FORMAT,
-        });
-    }
-    if meta.encoding_version != ENCODING_VERSION {
-        return Err(CheckpointError::EncodingVersion {
-            path: sidecar.to_path_buf(),
-            found: meta.encoding_version,
-            expected: ENCODING_VERSION,
-        });
-    }
-    let file = &meta.weights.file;
-    if file.is_empty() || file.contains(['/', '\\']) || file.starts_with('.') {
-        return Err(bad(
-            "weights.file".to_owned(),
-            format!("`{file}` is not a plain file name"),
-        ));
-    }
-    meta.architecture
-        .validate()
-        .map_err(|source| CheckpointError::Architecture {
-            path: sidecar.to_path_buf(),
-            source,
-        })?;
-    Ok(meta)
+    Ok(draughts_model::read_meta(sidecar)?)
 }
 
 /// Loads a checkpoint onto `device`. `path` is its sidecar (`ID.json`) or its weights
 /// (`ID.safetensors`, whose sidecar is then `ID.json` next to it).
 pub fn load(path: &Path, device: Device) -> Result<(Net, CheckpointMeta), CheckpointError> {
-    let sidecar = if path.extension().is_some_and(|e| e == WEIGHTS_EXTENSION) {
-        path.with_extension(SIDECAR_EXTENSION)
-    } else {
-        path.to_path_buf()
-    };
+    let sidecar = draughts_model::sidecar_of(path);
     let meta = read_meta(&sidecar)?;
-    let weights = sidecar
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(&meta.weights.file);
-    let bytes = read_file(&weights)?;
-    if bytes.len() as u64 != meta.weights.bytes {
-        return Err(CheckpointError::WeightsSize {
-            path: weights,
-            found: bytes.len() as u64,
-            expected: meta.weights.bytes,
-        });
-    }
-    let sum = format!("{:016x}", fnv1a64(&bytes));
-    if sum != meta.weights.fnv1a64 {
-        return Err(CheckpointError::WeightsChecksum {
-            path: weights,
-            found: sum,
-            expected: meta.weights.fnv1a64.clone(),
-        });
-    }
+    let (weights, bytes) = draughts_model::read_weights(&sidecar, &meta)?;
     let mut net =
         Net::unseeded(&meta.architecture, device).map_err(|source| CheckpointError::Net {
             path: sidecar.clone(),
@@ -540,76 +398,5 @@ fn load_weights_bytes(net: &mut Net, bytes: &[u8], path: &Path) -> Result<(), Ch
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
-    fs::read(path).map_err(|source| {
-        if source.kind() == io::ErrorKind::NotFound {
-            CheckpointError::Missing {
-                path: path.to_path_buf(),
-            }
-        } else {
-            CheckpointError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    })
-}
-
-/// FNV-1a, 64 bits: a cheap checksum that catches truncation and damage (not tampering).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Seconds since the Unix epoch as RFC 3339 UTC (`2024-05-01T12:00:00Z`).
-pub fn rfc3339_utc(unix_s: u64) -> String {
-    let days = (unix_s / 86_400) as i64;
-    let secs = unix_s % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(rfc3339_utc(4_107_542_399), "2100-02-28T23:59:59Z");
-    }
-
-    #[test]
-    fn fnv_known_values() {
-        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
-    }
-
-    #[test]
-    fn names_and_ids() {
-        assert_eq!(model_id("quick", 1200), "quick-s00001200");
-        assert!(validate_name("run_1.b-4x32").is_ok());
-        for bad in ["", ".hidden", "a/b", "a b", &"x".repeat(65)] {
-            assert!(validate_name(bad).is_err(), "{bad}");
-        }
-    }
+    Ok(draughts_model::read_file(path)?)
 }

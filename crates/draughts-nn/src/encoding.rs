@@ -31,10 +31,11 @@
 //! Any change to this layout must bump [`ENCODING_VERSION`]; checkpoints record the version they
 //! were trained with and refuse to load under another one.
 
-use draughts_core::{Color, Counters, Position, Square};
+use draughts_core::{Counters, Position, Square};
 
-/// Version of the input layout described in this module. Stored in checkpoint sidecars.
-pub const ENCODING_VERSION: u32 = 1;
+/// Version of the input layout described in this module. Stored in checkpoint sidecars (the
+/// value lives with the file format in `draughts-model`, which readers without libtorch check).
+pub use draughts_model::ENCODING_VERSION;
 
 /// Rows and columns of the grid.
 pub const BOARD_SIDE: usize = 10;
@@ -104,14 +105,7 @@ pub fn square_cell(sq: Square) -> usize {
     SQUARE_CELL[sq.index()] as usize
 }
 
-/// The square `sq` as the side to move `side` sees it: itself for White, `51 - n` for Black.
-#[inline]
-pub fn relative_square(side: Color, sq: Square) -> Square {
-    match side {
-        Color::White => sq,
-        Color::Black => sq.flip(),
-    }
-}
+pub use draughts_nnue::features::relative_square;
 
 /// The repetition plane's value for a repetition count (1 = first occurrence).
 #[inline]

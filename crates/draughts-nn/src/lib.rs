@@ -47,7 +47,7 @@ pub use inference::{
     DeviceChoice, InferenceConfig, InferenceError, InferenceHandle, InferenceServer, NetEvaluation,
     NetEvaluator, NetInput, NetRequest,
 };
-pub use net::{Net, NetConfig, NetError, NetOutput};
+pub use net::{Net, NetConfig, NetError, NetKind, NetOutput};
 pub use policy::POLICY_SIZE;
 pub use train::{TrainConfig, TrainError, Trainer, Window};
 

@@ -1,4 +1,6 @@
-//! The network: a residual tower of 3x3 convolutions with a policy head (2500 logits), a
+//! The networks, both kinds behind one [`Net`] (the kind is [`NetConfig::kind`]).
+//!
+//! **ResNet**: a residual tower of 3x3 convolutions with a policy head (2500 logits), a
 //! win/draw/loss head and an optional moves-left head.
 //!
 //! ```text
@@ -11,99 +13,41 @@
 //!                 -> linear(H -> 1)  moves left (optional head)                 "moves_left"
 //! ```
 //!
-//! The variable names (`input.conv.weight`, `block0.bn1.running_mean`, ...) are the keys of the
-//! safetensors checkpoints: renaming a layer breaks every saved checkpoint.
+//! **Sparse**: the network `draughts-nnue` evaluates natively (its module `network` draws the
+//! layout). Here it reads the same `[B, 800]` encoding: the four piece planes on the 50 dark
+//! squares are exactly the piece-square features of the side to move (a fixed gather), the other
+//! side's features are the same values permuted ([`draughts_nnue::features::mirror_feature`]),
+//! and the first layer is a dense `Linear(200 -> A)` applied to both (a sum of rows, which the
+//! native code updates incrementally). Counter and repetition planes are not inputs of this kind.
+//!
+//! The variable names (`input.conv.weight`, `block0.bn1.running_mean`, `ft.weight`, ...) are
+//! the keys of the safetensors checkpoints: renaming a layer breaks every saved checkpoint.
 //!
 //! Batch norm behaves differently in training (batch statistics, running averages updated) and
 //! in inference (running averages): [`Net::forward_t`] takes the mode, [`Net::forward`] is
 //! inference. The masked softmax over legal moves is done outside the net
 //! ([`crate::policy::masked_softmax`], [`masked_log_softmax`]).
 
-use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
-use crate::encoding::{BOARD_SIDE, INPUT_SIZE, PLANES, PLANE_SIZE};
+use draughts_core::Square;
+use draughts_nnue::features::{mirror_feature, FEATURES, SQUARES};
+
+use crate::encoding::{square_cell, BOARD_SIDE, INPUT_SIZE, PLANES, PLANE_SIZE};
 use crate::policy::POLICY_SIZE;
 
 /// Channels of the value head's 1x1 convolution.
 const VALUE_CHANNELS: i64 = 2;
 
-/// The architecture of a [`Net`]. Stored in checkpoint sidecars; in config files every key is
-/// optional (the default fills the rest) and unknown keys are errors.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NetConfig {
-    /// Residual blocks in the tower (0..=64).
-    pub blocks: usize,
-    /// Channels of the tower's convolutions (1..=1024).
-    pub channels: usize,
-    /// Channels of the policy head's 1x1 convolution before the linear layer to 2500 logits
-    /// (1..=64).
-    pub policy_channels: usize,
-    /// Width of the value head's hidden layer (1..=4096).
-    pub value_hidden: usize,
-    /// Whether the net has a moves-left head.
-    pub moves_left_head: bool,
-}
-
-impl Default for NetConfig {
-    /// 4 blocks x 32 channels: the CPU default.
-    fn default() -> NetConfig {
-        NetConfig {
-            blocks: 4,
-            channels: 32,
-            policy_channels: 4,
-            value_hidden: 64,
-            moves_left_head: false,
-        }
-    }
-}
-
-impl NetConfig {
-    /// Checks every field's range, naming the first one out of range.
-    pub fn validate(&self) -> Result<(), NetError> {
-        let check = |field: &'static str, value: usize, lo: usize, hi: usize| {
-            if (lo..=hi).contains(&value) {
-                Ok(())
-            } else {
-                Err(NetError::InvalidConfig {
-                    field,
-                    value,
-                    min: lo,
-                    max: hi,
-                })
-            }
-        };
-        check("blocks", self.blocks, 0, 64)?;
-        check("channels", self.channels, 1, 1024)?;
-        check("policy_channels", self.policy_channels, 1, 64)?;
-        check("value_hidden", self.value_hidden, 1, 4096)?;
-        Ok(())
-    }
-
-    /// A short name such as `4x32` or `6x64-ml` (blocks x channels, `-ml` with a moves-left head).
-    pub fn short_name(&self) -> String {
-        let ml = if self.moves_left_head { "-ml" } else { "" };
-        format!("{}x{}{ml}", self.blocks, self.channels)
-    }
-}
+pub use draughts_model::{ArchError, NetConfig, NetKind};
 
 /// What can go wrong building or running a [`Net`].
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// A [`NetConfig`] field out of range.
-    #[error("network config: `{field}` is {value}, must be in {min}..={max}")]
-    InvalidConfig {
-        /// The field's name.
-        field: &'static str,
-        /// Its value.
-        value: usize,
-        /// Smallest allowed value.
-        min: usize,
-        /// Largest allowed value.
-        max: usize,
-    },
+    #[error(transparent)]
+    InvalidConfig(#[from] ArchError),
     /// The requested device is not there (no CUDA, or no such CUDA device).
     #[error("device {0:?} is not available (cuda available: {cuda}, devices: {count})", cuda = tch::Cuda::is_available(), count = tch::Cuda::device_count())]
     DeviceUnavailable(Device),
@@ -220,6 +164,17 @@ impl ResBlock {
 pub struct Net {
     vs: nn::VarStore,
     config: NetConfig,
+    body: Body,
+}
+
+#[derive(Debug)]
+enum Body {
+    Resnet(Resnet),
+    Sparse(Sparse),
+}
+
+#[derive(Debug)]
+struct Resnet {
     input: ConvBn,
     blocks: Vec<ResBlock>,
     policy_conv: ConvBn,
@@ -228,6 +183,19 @@ pub struct Net {
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
     moves_left_fc: Option<nn::Linear>,
+}
+
+#[derive(Debug)]
+struct Sparse {
+    /// Indices into the `[B, 800]` encoding of the side to move's 200 features, and of the
+    /// other side's (on the CPU; moved to the input's device when used).
+    gather_us: Tensor,
+    gather_them: Tensor,
+    ft: nn::Linear,
+    hidden: Vec<nn::Linear>,
+    wdl: nn::Linear,
+    moves_left: Option<nn::Linear>,
+    policy: nn::Linear,
 }
 
 impl Net {
@@ -252,44 +220,11 @@ impl Net {
     fn build(config: &NetConfig, device: Device) -> Result<Net, NetError> {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
-        let c = config.channels as i64;
-        let pc = config.policy_channels as i64;
-        let hidden = config.value_hidden as i64;
-        let cells = PLANE_SIZE as i64;
-        let input = ConvBn::new(&root / "input", PLANES as i64, c, 3, 1.0);
-        let blocks = (0..config.blocks)
-            .map(|i| ResBlock::new(&root / format!("block{i}"), c))
-            .collect();
-        let policy_conv = ConvBn::new(&root / "policy", c, pc, 1, 1.0);
-        let policy_fc = nn::linear(
-            &root / "policy" / "fc",
-            pc * cells,
-            POLICY_SIZE as i64,
-            Default::default(),
-        );
-        let value_conv = ConvBn::new(&root / "value", c, VALUE_CHANNELS, 1, 1.0);
-        let value_fc1 = nn::linear(
-            &root / "value" / "fc1",
-            VALUE_CHANNELS * cells,
-            hidden,
-            Default::default(),
-        );
-        let value_fc2 = nn::linear(&root / "value" / "fc2", hidden, 3, Default::default());
-        let moves_left_fc = config
-            .moves_left_head
-            .then(|| nn::linear(&root / "moves_left" / "fc", hidden, 1, Default::default()));
-        Ok(Net {
-            vs,
-            config: config.clone(),
-            input,
-            blocks,
-            policy_conv,
-            policy_fc,
-            value_conv,
-            value_fc1,
-            value_fc2,
-            moves_left_fc,
-        })
+        let body = match config.kind {
+            NetKind::Resnet => Body::Resnet(Resnet::new(&root, config)),
+            NetKind::Sparse => Body::Sparse(Sparse::new(&root, config)?),
+        };
+        Ok(Net { vs, config: config.clone(), body })
     }
 
     /// The architecture.
@@ -349,31 +284,99 @@ impl Net {
         if !ok_shape || kind != Kind::Float {
             return Err(NetError::InputShape { shape, kind });
         }
-        let batch = shape[0];
+        match &self.body {
+            Body::Resnet(r) => r.forward_t(xs, train),
+            Body::Sparse(sp) => sp.forward(xs),
+        }
+    }
+}
+
+impl Resnet {
+    fn new(root: &nn::Path<'_>, config: &NetConfig) -> Resnet {
+        let c = config.channels as i64;
+        let pc = config.policy_channels as i64;
+        let hidden = config.value_hidden as i64;
+        let cells = PLANE_SIZE as i64;
+        let input = ConvBn::new(root / "input", PLANES as i64, c, 3, 1.0);
+        let blocks = (0..config.blocks).map(|i| ResBlock::new(root / format!("block{i}"), c)).collect();
+        let policy_conv = ConvBn::new(root / "policy", c, pc, 1, 1.0);
+        let policy_fc = nn::linear(root / "policy" / "fc", pc * cells, POLICY_SIZE as i64, Default::default());
+        let value_conv = ConvBn::new(root / "value", c, VALUE_CHANNELS, 1, 1.0);
+        let value_fc1 = nn::linear(root / "value" / "fc1", VALUE_CHANNELS * cells, hidden, Default::default());
+        let value_fc2 = nn::linear(root / "value" / "fc2", hidden, 3, Default::default());
+        let moves_left_fc =
+            config.moves_left_head.then(|| nn::linear(root / "moves_left" / "fc", hidden, 1, Default::default()));
+        Resnet { input, blocks, policy_conv, policy_fc, value_conv, value_fc1, value_fc2, moves_left_fc }
+    }
+
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Result<NetOutput, NetError> {
+        let side = BOARD_SIDE as i64;
+        let batch = xs.size()[0];
         let xs = xs.f_reshape([batch, PLANES as i64, side, side])?;
         let mut trunk = self.input.forward_t(&xs, train).relu();
         for block in &self.blocks {
             trunk = block.forward_t(&trunk, train);
         }
-        let policy = self
-            .policy_conv
-            .forward_t(&trunk, train)
-            .relu()
-            .flatten(1, -1)
-            .apply(&self.policy_fc);
-        let hidden = self
-            .value_conv
-            .forward_t(&trunk, train)
-            .relu()
-            .flatten(1, -1)
-            .apply(&self.value_fc1)
-            .relu();
+        let policy = self.policy_conv.forward_t(&trunk, train).relu().flatten(1, -1).apply(&self.policy_fc);
+        let hidden =
+            self.value_conv.forward_t(&trunk, train).relu().flatten(1, -1).apply(&self.value_fc1).relu();
         let wdl = hidden.apply(&self.value_fc2);
         let moves_left = self.moves_left_fc.as_ref().map(|fc| hidden.apply(fc));
+        Ok(NetOutput { policy, wdl, moves_left })
+    }
+}
+
+/// The input index (into one encoded position) of each of the side to move's features.
+pub fn sparse_feature_indices() -> [i64; FEATURES] {
+    let mut out = [0i64; FEATURES];
+    for (f, slot) in out.iter_mut().enumerate() {
+        let (kind, index) = (f / SQUARES, f % SQUARES);
+        // Invariant: index < 50, so the square exists.
+        let sq = Square::new(index as u8 + 1).expect("a square 1..=50");
+        *slot = (kind * PLANE_SIZE + square_cell(sq)) as i64;
+    }
+    out
+}
+
+impl Sparse {
+    fn new(root: &nn::Path<'_>, config: &NetConfig) -> Result<Sparse, NetError> {
+        let a = config.accumulator as i64;
+        let us = sparse_feature_indices();
+        let them: Vec<i64> = (0..FEATURES).map(|f| us[mirror_feature(f)]).collect();
+        let linear = |name: &str, i: i64, o: i64| nn::linear(root / name, i, o, Default::default());
+        let ft = linear("ft", FEATURES as i64, a);
+        let mut hidden = Vec::new();
+        let mut inputs = 2 * a;
+        for (i, &h) in config.hidden.iter().enumerate() {
+            hidden.push(linear(&format!("l{i}"), inputs, h as i64));
+            inputs = h as i64;
+        }
+        Ok(Sparse {
+            gather_us: Tensor::f_from_slice(&us)?,
+            gather_them: Tensor::f_from_slice(&them)?,
+            ft,
+            hidden,
+            wdl: linear("wdl", inputs, 3),
+            moves_left: config.moves_left_head.then(|| linear("moves_left", inputs, 1)),
+            policy: linear("policy", 2 * a, POLICY_SIZE as i64),
+        })
+    }
+
+    fn forward(&self, xs: &Tensor) -> Result<NetOutput, NetError> {
+        let batch = xs.size()[0];
+        let xs = xs.f_reshape([batch, INPUT_SIZE as i64])?;
+        let device = xs.device();
+        let us = xs.f_index_select(1, &self.gather_us.f_to_device(device)?)?;
+        let them = xs.f_index_select(1, &self.gather_them.f_to_device(device)?)?;
+        let h0 = Tensor::f_cat(&[us.apply(&self.ft), them.apply(&self.ft)], 1)?.f_clamp(0.0, 1.0)?;
+        let mut h = h0.shallow_clone();
+        for layer in &self.hidden {
+            h = h.apply(layer).f_clamp(0.0, 1.0)?;
+        }
         Ok(NetOutput {
-            policy,
-            wdl,
-            moves_left,
+            policy: h0.apply(&self.policy),
+            wdl: h.apply(&self.wdl),
+            moves_left: self.moves_left.as_ref().map(|m| h.apply(m)),
         })
     }
 }

@@ -213,6 +213,15 @@ fn masked_policy_gives_illegal_moves_zero_probability() {
 
 #[test]
 fn loss_goes_down_on_a_fixed_dataset() {
+    loss_goes_down(&tiny_config(true));
+}
+
+#[test]
+fn sparse_loss_goes_down_on_a_fixed_dataset() {
+    loss_goes_down(&common::tiny_sparse_config(true));
+}
+
+fn loss_goes_down(arch: &NetConfig) {
     tch::set_num_threads(1);
     // One-hot policy targets (the first legal move) and fixed results: a net can fit them, so
     // the loss can fall towards 0 (random soft targets would stop at their entropy).
@@ -232,7 +241,7 @@ fn loss_goes_down_on_a_fixed_dataset() {
         window_max: 64,
         ..TrainConfig::default()
     };
-    let net = Net::new(&tiny_config(true), Device::Cpu, 1).unwrap();
+    let net = Net::new(arch, Device::Cpu, 1).unwrap();
     let mut trainer = Trainer::new(net, config).unwrap();
     let mut batch = Batch::new();
     for r in &records {
@@ -537,6 +546,12 @@ fn exact_resume_sgd() {
 #[test]
 fn exact_resume_adam_with_moves_left_head() {
     exact_resume(OptimizerKind::Adam, &tiny_config(true));
+}
+
+#[test]
+fn exact_resume_sparse() {
+    exact_resume(OptimizerKind::Sgd, &common::tiny_sparse_config(false));
+    exact_resume(OptimizerKind::Adam, &common::tiny_sparse_config(true));
 }
 
 #[test]

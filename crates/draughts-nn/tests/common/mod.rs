@@ -17,7 +17,13 @@ pub fn tiny_config(moves_left_head: bool) -> NetConfig {
         policy_channels: 2,
         value_hidden: 16,
         moves_left_head,
+        ..NetConfig::default()
     }
+}
+
+/// A sparse net small enough for debug-mode tests.
+pub fn tiny_sparse_config(moves_left_head: bool) -> NetConfig {
+    NetConfig { accumulator: 16, hidden: vec![8, 8], moves_left_head, ..NetConfig::sparse() }
 }
 
 /// A tiny net whose every variable (batch-norm statistics included) has been moved away from its

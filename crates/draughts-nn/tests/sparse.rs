@@ -1,0 +1,148 @@
+//! The sparse network kind in libtorch against its native inference in `draughts-nnue`: the
+//! same variables, the same features, and the same outputs on 10,000 positions from real games.
+//!
+//! Tolerance (stated here, checked below): on every position, every win/draw/loss probability,
+//! every policy probability over the legal moves and the moves-left output of the native
+//! evaluation are within 1e-3 of the libtorch forward in f32. The native first layer is fixed
+//! point (weights rounded to 2^-16), the rest f32; the largest difference measured is printed.
+
+mod common;
+
+use std::path::Path;
+
+use draughts_core::{Game, Rules};
+use draughts_nn::checkpoint::{self, CheckpointInfo};
+use draughts_nn::encoding::{encode_batch, EncodeInput, INPUT_SIZE};
+use draughts_nn::net::sparse_feature_indices;
+use draughts_nn::policy::{masked_softmax, move_indices};
+use draughts_nn::Net;
+use draughts_nnue::features::for_each_active;
+use draughts_nnue::{tensor_shapes, Network, Scratch};
+use tch::{Device, Kind, Tensor};
+
+/// Tolerance of the native evaluation against the libtorch forward (see the module docs).
+const TOLERANCE: f32 = 1e-3;
+
+/// Every position of the games in `tests/data/games.pdn` (engine games: alpha-beta at depth 5
+/// against alpha-beta at 3000 nodes, from the shipped openings), in game order.
+fn real_positions() -> Vec<Game> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/games.pdn");
+    let file = std::fs::File::open(&path).unwrap();
+    let mut reader = draughts_pdn::Reader::new(std::io::BufReader::new(file));
+    let mut out = Vec::new();
+    while let Some(game) = reader.next_game() {
+        let game = game.unwrap().replay(&Rules::FMJD).unwrap();
+        let mut g = Game::with_counters(*game.start_position(), game.start_counters(), Rules::FMJD);
+        for mv in game.moves() {
+            if g.outcome().is_none() {
+                out.push(g.clone());
+            }
+            g.play(mv).unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn variables_are_the_native_tensors() {
+    let arch = common::tiny_sparse_config(true);
+    let net = Net::new(&arch, Device::Cpu, 3).unwrap();
+    let mut vars: Vec<(String, Vec<usize>)> = net
+        .var_store()
+        .variables()
+        .into_iter()
+        .map(|(n, t)| (n, t.size().iter().map(|&d| d as usize).collect()))
+        .collect();
+    vars.sort();
+    let mut want = tensor_shapes(&arch);
+    want.sort();
+    assert_eq!(vars, want);
+}
+
+#[test]
+fn gathered_planes_are_the_native_features() {
+    let us = sparse_feature_indices();
+    let games = real_positions();
+    for g in games.iter().step_by(37) {
+        let pos = g.position();
+        let mut buf = Vec::new();
+        encode_batch(std::iter::once(EncodeInput { position: pos, counters: g.counters(), repetitions: 1 }), &mut buf);
+        let side = pos.side_to_move();
+        let on: Vec<usize> = (0..us.len()).filter(|&f| buf[us[f] as usize] == 1.0).collect();
+        assert!(us.iter().all(|&i| buf[i as usize] == 0.0 || buf[i as usize] == 1.0));
+        let mut native = Vec::new();
+        for_each_active(pos, side, |f| native.push(f));
+        native.sort_unstable();
+        assert_eq!(on, native, "{pos:?}");
+    }
+    assert!(us.iter().all(|&i| (i as usize) < 4 * 100));
+}
+
+/// Compares the native evaluation of `sidecar` with the libtorch forward of the same checkpoint
+/// on `games`; returns the largest difference.
+fn compare(sidecar: &Path, games: &[Game]) -> f32 {
+    let (net, meta) = checkpoint::load(sidecar, Device::Cpu).unwrap();
+    let native = Network::load(sidecar).unwrap();
+    assert_eq!(native.model_id(), meta.model_id);
+    let mut scratch = Scratch::default();
+    let (mut policy, mut indices, mut reference) = (Vec::new(), Vec::new(), Vec::new());
+    let mut worst = 0.0f32;
+    for chunk in games.chunks(512) {
+        let mut buf = Vec::new();
+        encode_batch(
+            chunk.iter().map(|g| EncodeInput { position: g.position(), counters: g.counters(), repetitions: g.repetition_count() }),
+            &mut buf,
+        );
+        let xs = Tensor::from_slice(&buf).reshape([chunk.len() as i64, INPUT_SIZE as i64]);
+        let out = tch::no_grad(|| net.forward(&xs)).unwrap();
+        let wdl: Vec<f32> = Vec::try_from(out.wdl.softmax(-1, Kind::Float).flatten(0, -1)).unwrap();
+        let logits: Vec<f32> = Vec::try_from(out.policy.flatten(0, -1)).unwrap();
+        let ml: Option<Vec<f32>> = out.moves_left.map(|t| Vec::try_from(t.flatten(0, -1)).unwrap());
+        for (i, g) in chunk.iter().enumerate() {
+            let pos = g.position();
+            let moves = g.legal_moves();
+            let o = native.evaluate_position(pos, &moves, &mut scratch, &mut policy);
+            for (a, b) in o.wdl().iter().zip(&wdl[3 * i..3 * i + 3]) {
+                worst = worst.max((a - b).abs());
+            }
+            move_indices(pos.side_to_move(), &moves, &mut indices);
+            masked_softmax(&logits[2500 * i..2500 * (i + 1)], &indices, &mut reference);
+            for (a, b) in policy.iter().zip(&reference) {
+                worst = worst.max((a - b).abs());
+            }
+            if let Some(ml) = &ml {
+                worst = worst.max((o.moves_left.unwrap() - ml[i]).abs());
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn native_inference_matches_libtorch_on_real_games() {
+    tch::set_num_threads(1);
+    let games = real_positions();
+    assert!(games.len() >= 10_000, "{} positions", games.len());
+    let games = &games[..10_000];
+    let dir = tempfile::tempdir().unwrap();
+    for (arch, seed) in [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5)] {
+        // Weights moved away from their initialisation, so every variable matters.
+        let net = common::perturbed_net(&arch, seed);
+        let info = CheckpointInfo { name: "sparse".into(), step: seed, rules: "fmjd".into(), seed, parent: None };
+        let meta = checkpoint::save(&net, dir.path(), &info).unwrap();
+        let worst = compare(&checkpoint::sidecar_path(dir.path(), &meta.model_id), games);
+        println!("{}: largest difference over {} positions: {worst:e}", arch.short_name(), games.len());
+        assert!(worst <= TOLERANCE, "{worst}");
+    }
+    // Every shipped sparse model too.
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    for entry in std::fs::read_dir(models).unwrap().flatten() {
+        for (_, sidecar, meta) in draughts_model::checkpoints_in(&entry.path(), &mut |w| panic!("{w}")) {
+            if meta.architecture.kind == draughts_nn::NetKind::Sparse {
+                let worst = compare(&sidecar, &games[..2000]);
+                println!("{}: largest difference {worst:e}", meta.model_id);
+                assert!(worst <= TOLERANCE, "{}: {worst}", meta.model_id);
+            }
+        }
+    }
+}
