@@ -1,7 +1,8 @@
 //! Monte-Carlo tree search for international draughts.
 //!
 //! - [`Evaluator`]: the batched seam to a network ([`EvalRequest`] in, [`Evaluation`] out), with
-//!   test implementations [`Uniform`], [`Material`] and [`ExactEndgame`].
+//!   test implementations [`Uniform`], [`Material`] and [`ExactEndgame`], and the native sparse
+//!   network ([`NnueEvaluator`], `draughts-nnue`).
 //! - [`Search`]: one tree engine with two root policies ([`Algorithm::Puct`],
 //!   [`Algorithm::Gumbel`]), terminal states and draw rules from [`draughts_core::Game`], tree
 //!   reuse between moves ([`Search::advance`]), and a resumable interface
@@ -48,10 +49,12 @@ mod config;
 mod evaluator;
 mod exact;
 mod noise;
+mod nnue;
 mod search;
 mod tree;
 
 pub use config::{Algorithm, Budget, ConfigError, MctsConfig, SearchKind};
 pub use evaluator::{EvalError, EvalRequest, Evaluation, Evaluator, Material, Uniform};
 pub use exact::{ExactEndgame, ExactPolicy, Solved};
+pub use nnue::NnueEvaluator;
 pub use search::{search_many, ChildStats, Search, SearchError, SearchOutcome, Step, Ticket};

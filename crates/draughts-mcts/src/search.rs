@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::{Algorithm, Budget, ConfigError, MctsConfig, SearchKind};
 use crate::evaluator::{EvalError, EvalRequest, Evaluation, Evaluator};
 use crate::noise;
-use crate::tree::{NodeState, Tree, NONE, ROOT};
+use crate::tree::{NodeState, Proof, Tree, NONE, ROOT};
 
 /// Identifies a pending evaluation of one [`Search`]; hand it back with the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -550,7 +550,8 @@ impl Search {
             self.prepare(run);
         }
         loop {
-            if run.issued >= run.budget.simulations {
+            // A proven root needs no more simulations: its result is known.
+            if run.issued >= run.budget.simulations || self.tree.nodes[ROOT].proof != Proof::Unknown {
                 return if run.in_flight > 0 { Step::Wait } else { Step::Done };
             }
             if run.in_flight >= self.config.max_in_flight {
@@ -582,9 +583,8 @@ impl Search {
             match self.descend(root_edge) {
                 Leaf::Collision => return Step::Wait,
                 Leaf::Terminal(node) => {
-                    let n = &self.tree.nodes[node];
-                    let (v, d) = (n.raw_value as f64, n.raw_draw as f64);
-                    self.backup(node, v, d);
+                    let (v, d) = self.tree.nodes[node].leaf_value();
+                    self.backup(node, v as f64, d as f64);
                     run.issued += 1;
                     run.completed += 1;
                     if let Some(g) = run.gumbel.as_mut() {
@@ -700,6 +700,10 @@ impl Search {
                 edge.child as usize
             };
             node = child;
+            if self.tree.nodes[node].proof != Proof::Unknown {
+                // Its value is exact: nothing below it can change it.
+                break Leaf::Terminal(node);
+            }
             match self.tree.nodes[node].state {
                 NodeState::Expanded => {
                     self.fill_views(node, true);
@@ -720,6 +724,10 @@ impl Search {
                         n.state = NodeState::Terminal;
                         n.raw_value = v;
                         n.raw_draw = d;
+                        if v < 0.0 {
+                            n.proof = Proof::Loss;
+                            self.propagate_proof(node);
+                        }
                         break Leaf::Terminal(node);
                     }
                     if self.tree.nodes[node].num_edges == 0 {
@@ -827,6 +835,37 @@ impl Search {
         moves.iter().rev().fold(*self.game.position(), |pos, mv| pos.play(mv))
     }
 
+    /// `node` was just proven: prove its ancestors where that follows. A child proven lost (for
+    /// its side to move) makes its parent a proven win; a child proven won makes its parent a
+    /// proven loss when every move of the parent leads to a proven win for the opponent.
+    fn propagate_proof(&mut self, mut node: usize) {
+        loop {
+            let parent = self.tree.nodes[node].parent;
+            if parent == NONE {
+                return;
+            }
+            let p = parent as usize;
+            let proof = match self.tree.nodes[node].proof {
+                Proof::Loss => Proof::Win,
+                Proof::Win => {
+                    let all_lost = self.tree.edges_of(p).iter().all(|e| {
+                        e.child != NONE && self.tree.nodes[e.child as usize].proof == Proof::Win
+                    });
+                    if !all_lost {
+                        return;
+                    }
+                    Proof::Loss
+                }
+                Proof::Unknown => return,
+            };
+            if self.tree.nodes[p].proof == proof {
+                return;
+            }
+            self.tree.nodes[p].proof = proof;
+            node = p;
+        }
+    }
+
     fn add_in_flight(&mut self, mut node: usize) {
         loop {
             let n = &mut self.tree.nodes[node];
@@ -917,6 +956,28 @@ impl Search {
                 (best, target)
             }
         };
+        // Proven results override the statistics: a move that wins by force is played (the one
+        // proven with the fewest visits, most likely the shortest proof), a move that loses by
+        // force only when every move does.
+        let child_proof = |e: &crate::tree::Edge| {
+            (e.child != NONE).then(|| self.tree.nodes[e.child as usize].proof).unwrap_or(Proof::Unknown)
+        };
+        let mut best = best;
+        let winning = (0..edges.len()).filter(|&i| child_proof(&edges[i]) == Proof::Loss).min_by_key(|&i| views[i].n as u32);
+        if let Some(i) = winning {
+            best = i;
+        } else if child_proof(&edges[best]) == Proof::Win {
+            if let Some(i) = (0..edges.len()).filter(|&i| child_proof(&edges[i]) != Proof::Win).max_by(|&a, &b| {
+                (views[a].n, views[a].q).partial_cmp(&(views[b].n, views[b].q)).unwrap_or(std::cmp::Ordering::Equal)
+            }) {
+                best = i;
+            }
+        }
+        match root.proof {
+            Proof::Win => (v, d) = (1.0, 0.0),
+            Proof::Loss => (v, d) = (-1.0, 0.0),
+            Proof::Unknown => {}
+        }
         let root_wdl = [((1.0 - d + v) * 0.5).max(0.0), d, ((1.0 - d - v) * 0.5).max(0.0)];
         let run = self.run.as_ref();
         Ok(SearchOutcome {
@@ -973,6 +1034,12 @@ fn fill_views(tree: &Tree, node: usize, in_flight: bool, out: &mut Vec<ChildView
         let n = c.visits as f64 + pending;
         if n <= 0.0 {
             return ChildView { prior: e.prior, n: 0.0, q: 0.0, d: 0.0 };
+        }
+        // A proven child's value is exact.
+        match c.proof {
+            Proof::Win => return ChildView { prior: e.prior, n: n as f32, q: -1.0, d: 0.0 },
+            Proof::Loss => return ChildView { prior: e.prior, n: n as f32, q: 1.0, d: 0.0 },
+            Proof::Unknown => {}
         }
         // The parent's view is the negation of the child's; in-flight visits count as losses.
         let q = ((-c.value_sum - pending) / n) as f32;

@@ -27,6 +27,19 @@ pub(crate) enum NodeState {
     Terminal,
 }
 
+/// What is proven about a node, for the side to move there (MCTS-Solver: a game end found in
+/// the tree makes its parent a proven win; a node all of whose moves lead to proven wins for
+/// the opponent is a proven loss).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Proof {
+    /// Not proven.
+    Unknown,
+    /// The side to move wins with best play.
+    Win,
+    /// The side to move loses whatever it plays.
+    Loss,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     pub parent: u32,
@@ -45,6 +58,8 @@ pub(crate) struct Node {
     pub raw_value: f32,
     /// The evaluator's (or the exact) draw probability.
     pub raw_draw: f32,
+    /// Proven result, if any.
+    pub proof: Proof,
 }
 
 impl Node {
@@ -60,6 +75,16 @@ impl Node {
             draw_sum: 0.0,
             raw_value: 0.0,
             raw_draw: 0.0,
+            proof: Proof::Unknown,
+        }
+    }
+
+    /// The value and draw probability to back up from this node: exact when proven.
+    pub fn leaf_value(&self) -> (f32, f32) {
+        match self.proof {
+            Proof::Win => (1.0, 0.0),
+            Proof::Loss => (-1.0, 0.0),
+            Proof::Unknown => (self.raw_value, self.raw_draw),
         }
     }
 

@@ -154,7 +154,11 @@ fn terminal_positions_are_never_evaluated() {
     let mut s = Search::new(game("W:W28:B23"), config(Algorithm::Puct)).unwrap();
     let out = s.search(&rec, Budget::full(10)).unwrap();
     assert_eq!(rec.requests(), 1);
-    assert!((out.root_value - 10.0 / 11.0).abs() < 1e-6, "root eval 0 then ten exact wins: {}", out.root_value);
+    // The first simulation finds the game end: the root is a proven win, its value exact, and
+    // the search stops there.
+    assert_eq!(out.root_value, 1.0, "a proven win");
+    assert_eq!(out.root_wdl, [1.0, 0.0, 0.0]);
+    assert_eq!(out.simulations, 1);
     // (4) A game that is over cannot be searched.
     let mut s = Search::new(game("B:W50:B45"), config(Algorithm::Gumbel)).unwrap();
     assert!(matches!(s.search(&Uniform, Budget::full(8)), Err(SearchError::GameOver(_))));
@@ -398,5 +402,32 @@ fn temperature_sampling_is_seeded_and_follows_the_target() {
     for (mv, p) in &out.policy_target {
         let f = *counts.get(mv).unwrap_or(&0) as f32 / n as f32;
         assert!((f - p).abs() < 0.03, "{mv}: {f} vs {p}");
+    }
+}
+
+/// Proven results travel up the tree (MCTS-Solver): a forced win found deep in the tree is
+/// played, a proven loss is avoided while another move exists, and an all-lost root is a proven
+/// loss.
+#[test]
+fn proven_wins_and_losses_propagate() {
+    for algorithm in [Algorithm::Puct, Algorithm::Gumbel] {
+        // White to move: 32-27 forces 22x31 (Black's only man must take), then 36x27 takes
+        // Black's last piece. A uniform evaluator knows nothing; only the proof finds a win,
+        // and the move played must be a proven one (its completed value exactly 1).
+        let mut s = Search::new(game("W:W32,36,47:B22"), config(algorithm)).unwrap();
+        let out = s.search(&Uniform, Budget::full(400)).unwrap();
+        check_outcome(&s, &out);
+        let played = out.children.iter().find(|c| c.mv == out.best).unwrap();
+        assert_eq!(played.q, Some(1.0), "{algorithm:?}: {:?}", out.children);
+        let win = hub(s.game(), "32-27");
+        assert_eq!(out.root_value, 1.0, "{algorithm:?}");
+        assert!(out.simulations < 400, "{algorithm:?}: a proven root stops the search");
+        // From Black's side after 32-27: its only move is forced and loses: a proven loss.
+        let mut g = s.game().clone();
+        g.play(win).unwrap();
+        let mut s = Search::new(g, config(algorithm)).unwrap();
+        let out = s.search(&Uniform, Budget::full(50)).unwrap();
+        assert_eq!(out.root_value, -1.0, "{algorithm:?}");
+        assert_eq!(out.root_wdl, [0.0, 0.0, 1.0]);
     }
 }
