@@ -1,11 +1,15 @@
 //! Players backed by other crates of the workspace: the alpha-beta baseline
 //! (`draughts-engine`) and external Hub engines (`draughts-protocol`'s [`HubClient`]).
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use draughts_core::{Game, Move, Rules};
 use draughts_engine::{Engine, EngineConfig, Limits};
+use draughts_nnue::Network;
 use draughts_protocol::hub::History;
 use draughts_protocol::{Clock, HubClient, HubClientOptions, HubError, SearchLimit};
 
@@ -17,8 +21,9 @@ use crate::spec::{BuildError, PlayerKind, PlayerSpec, SearchLimits};
 pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildError>> {
     let name = spec.to_string();
     match &spec.kind {
-        PlayerKind::AlphaBeta(limits) => Some(
-            AlphaBetaPlayer::new(name.clone(), *limits, EngineConfig::default())
+        PlayerKind::AlphaBeta { limits, model } => Some(
+            engine_config(model.as_deref())
+                .and_then(|config| AlphaBetaPlayer::new(name.clone(), *limits, config))
                 .map(|p| Box::new(p) as Box<dyn Player>)
                 .map_err(|detail| BuildError::Failed { spec: name, detail }),
         ),
@@ -33,6 +38,37 @@ pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildEr
         PlayerKind::Dxp { addr } => Some(Ok(Box::new(DxpPlayer::new(name, addr.clone())) as Box<dyn Player>)),
         _ => None,
     }
+}
+
+/// The engine config of an `alphabeta` player: the hand-made evaluation, or the sparse network
+/// of `model`.
+fn engine_config(model: Option<&Path>) -> Result<EngineConfig, String> {
+    match model {
+        None => Ok(EngineConfig::default()),
+        Some(m) => Ok(EngineConfig::learned(load_network(m)?)),
+    }
+}
+
+/// Loads the sparse network a model path names (a checkpoint file, or the newest checkpoint of
+/// a model or run directory), once per checkpoint file for the whole process: the players of
+/// all the games of a match share it.
+pub fn load_network(model: &Path) -> Result<Arc<Network>, String> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Network>>>> = OnceLock::new();
+    let mut warnings = Vec::new();
+    let path = draughts_model::resolve_model(model, &mut |w| warnings.push(w)).map_err(|e| e.to_string())?;
+    let mut loaded = LOADED.get_or_init(Default::default).lock().map_err(|_| "a network load panicked".to_owned())?;
+    if let Some(net) = loaded.get(&path) {
+        return Ok(net.clone());
+    }
+    let net = Arc::new(Network::load(&path).map_err(|e| {
+        let mut msg = e.to_string();
+        for w in &warnings {
+            msg.push_str(&format!("; {w}"));
+        }
+        msg
+    })?);
+    loaded.insert(path, net.clone());
+    Ok(net)
 }
 
 /// Part of a time budget a player aims to use, leaving the rest for overhead, so that a

@@ -8,8 +8,8 @@
 //! | kind        | keys                                                    |
 //! |-------------|---------------------------------------------------------|
 //! | `random`    | `seed=N` (default 0)                                    |
-//! | `alphabeta` | at least one of `depth=N`, `nodes=N`, `movetime=MS`     |
-//! | `mcts`      | `model=DIR` and `sims=N`, both required                 |
+//! | `alphabeta` | at least one of `depth=N`, `nodes=N`, `movetime=MS`; optional `model=DIR` (a sparse network as the evaluation) |
+//! | `mcts`      | `model=DIR`, and `sims=N` or `movetime=MS` (or both)    |
 //! | `policy`    | `model=DIR`, required                                   |
 //! | `hub`       | `cmd="PATH ARGS"`, required; optional `depth`, `nodes`, `movetime` |
 //! | `dxp`       | `addr=HOST:PORT`, required                              |
@@ -53,14 +53,21 @@ pub enum PlayerKind {
         /// Base seed, mixed with each game's seed.
         seed: u64,
     },
-    /// The alpha-beta baseline engine.
-    AlphaBeta(SearchLimits),
+    /// The alpha-beta engine: the hand-made evaluation, or a sparse network's.
+    AlphaBeta {
+        /// Search limits.
+        limits: SearchLimits,
+        /// A sparse network (model or run directory, or checkpoint file) as the evaluation.
+        model: Option<PathBuf>,
+    },
     /// MCTS with a trained network.
     Mcts {
         /// Model directory.
         model: PathBuf,
-        /// Simulations per move.
-        sims: u32,
+        /// Simulations per move (with `movetime` too: the first limit reached).
+        sims: Option<u32>,
+        /// Time per move.
+        movetime: Option<Duration>,
     },
     /// The network's policy alone (the most likely legal move, no search).
     Policy {
@@ -91,7 +98,7 @@ impl PlayerKind {
     pub fn keyword(&self) -> &'static str {
         match self {
             PlayerKind::Random { .. } => "random",
-            PlayerKind::AlphaBeta(_) => "alphabeta",
+            PlayerKind::AlphaBeta { .. } => "alphabeta",
             PlayerKind::Mcts { .. } => "mcts",
             PlayerKind::Policy { .. } => "policy",
             PlayerKind::Hub { .. } => "hub",
@@ -183,8 +190,8 @@ pub enum SpecErrorKind {
 }
 
 const RANDOM_KEYS: &[&str] = &["seed", "name"];
-const ALPHABETA_KEYS: &[&str] = &["depth", "nodes", "movetime", "name"];
-const MCTS_KEYS: &[&str] = &["model", "sims", "name"];
+const ALPHABETA_KEYS: &[&str] = &["depth", "nodes", "movetime", "model", "name"];
+const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "name"];
 const POLICY_KEYS: &[&str] = &["model", "name"];
 const HUB_KEYS: &[&str] = &["cmd", "depth", "nodes", "movetime", "history", "name"];
 const DXP_KEYS: &[&str] = &["addr", "name"];
@@ -365,12 +372,20 @@ impl PlayerSpec {
                 if limits.is_empty() {
                     return Err(SpecErrorKind::MissingKey { kind, key: "depth, nodes or movetime" });
                 }
-                PlayerKind::AlphaBeta(limits)
+                let model = match items.take("model") {
+                    Some(m) => Some(PathBuf::from(nonempty("model", m, "must name a model directory")?)),
+                    None => None,
+                };
+                PlayerKind::AlphaBeta { limits, model }
             }
             "mcts" => {
                 let model = nonempty("model", items.required("model")?, "must name a model directory")?;
-                let sims = items.number("sims", 1u32)?.ok_or(SpecErrorKind::MissingKey { kind, key: "sims" })?;
-                PlayerKind::Mcts { model: PathBuf::from(model), sims }
+                let sims = items.number("sims", 1u32)?;
+                let movetime = items.number("movetime", 1u64)?.map(Duration::from_millis);
+                if sims.is_none() && movetime.is_none() {
+                    return Err(SpecErrorKind::MissingKey { kind, key: "sims or movetime" });
+                }
+                PlayerKind::Mcts { model: PathBuf::from(model), sims, movetime }
             }
             "policy" => {
                 let model = nonempty("model", items.required("model")?, "must name a model directory")?;
@@ -450,10 +465,20 @@ impl fmt::Display for PlayerSpec {
                     items.push(format!("seed={seed}"));
                 }
             }
-            PlayerKind::AlphaBeta(l) => limits(&mut items, l),
-            PlayerKind::Mcts { model, sims } => {
+            PlayerKind::AlphaBeta { limits: l, model } => {
+                limits(&mut items, l);
+                if let Some(m) = model {
+                    items.push(format!("model={}", quote(&m.to_string_lossy())));
+                }
+            }
+            PlayerKind::Mcts { model, sims, movetime } => {
                 items.push(format!("model={}", quote(&model.to_string_lossy())));
-                items.push(format!("sims={sims}"));
+                if let Some(n) = sims {
+                    items.push(format!("sims={n}"));
+                }
+                if let Some(t) = movetime {
+                    items.push(format!("movetime={}", t.as_millis()));
+                }
             }
             PlayerKind::Policy { model } => items.push(format!("model={}", quote(&model.to_string_lossy()))),
             PlayerKind::Hub { cmd, limits: l, full_history } => {
@@ -614,19 +639,33 @@ mod tests {
         assert_eq!(parse("random:seed=42").kind, PlayerKind::Random { seed: 42 });
         assert_eq!(
             parse("alphabeta:depth=6").kind,
-            PlayerKind::AlphaBeta(SearchLimits { depth: Some(6), ..SearchLimits::default() })
+            PlayerKind::AlphaBeta { limits: SearchLimits { depth: Some(6), ..SearchLimits::default() }, model: None }
+        );
+        assert_eq!(
+            parse("alphabeta:model=models/sparse,movetime=100").kind,
+            PlayerKind::AlphaBeta {
+                limits: SearchLimits { movetime: Some(Duration::from_millis(100)), ..SearchLimits::default() },
+                model: Some("models/sparse".into())
+            }
         );
         assert_eq!(
             parse("alphabeta:nodes=100000,movetime=250").kind,
-            PlayerKind::AlphaBeta(SearchLimits {
-                nodes: Some(100_000),
-                movetime: Some(Duration::from_millis(250)),
-                ..SearchLimits::default()
-            })
+            PlayerKind::AlphaBeta {
+                limits: SearchLimits {
+                    nodes: Some(100_000),
+                    movetime: Some(Duration::from_millis(250)),
+                    ..SearchLimits::default()
+                },
+                model: None
+            }
         );
         assert_eq!(
             parse("mcts:model=runs/a/models/7,sims=64").kind,
-            PlayerKind::Mcts { model: "runs/a/models/7".into(), sims: 64 }
+            PlayerKind::Mcts { model: "runs/a/models/7".into(), sims: Some(64), movetime: None }
+        );
+        assert_eq!(
+            parse("mcts:model=m,movetime=100").kind,
+            PlayerKind::Mcts { model: "m".into(), sims: None, movetime: Some(Duration::from_millis(100)) }
         );
         assert_eq!(parse("policy:model=models/hard").kind, PlayerKind::Policy { model: "models/hard".into() });
         assert_eq!(
@@ -654,6 +693,8 @@ mod tests {
             "random:seed=9",
             "alphabeta:depth=4,nodes=10,movetime=30",
             "mcts:model=\"dir with space\",sims=8,name=x",
+            "mcts:model=m,sims=8,movetime=20",
+            "alphabeta:depth=3,model=\"a b\"",
             "policy:model=m",
             r#"hub:cmd="a \"b\" c\\d",depth=3"#,
             "dxp:addr=host:1",
@@ -674,7 +715,8 @@ mod tests {
         assert!(matches!(err("alphabeta:depth=-1"), SpecErrorKind::BadNumber { key: "depth", .. }));
         assert!(matches!(err("random:seed=99999999999999999999999"), SpecErrorKind::BadNumber { key: "seed", .. }));
         assert_eq!(err("alphabeta"), SpecErrorKind::MissingKey { kind: "alphabeta", key: "depth, nodes or movetime" });
-        assert_eq!(err("mcts:model=m"), SpecErrorKind::MissingKey { kind: "mcts", key: "sims" });
+        assert_eq!(err("mcts:model=m"), SpecErrorKind::MissingKey { kind: "mcts", key: "sims or movetime" });
+        assert!(matches!(err("alphabeta:depth=2,model="), SpecErrorKind::BadValue { key: "model", .. }));
         assert_eq!(err("mcts:sims=3"), SpecErrorKind::MissingKey { kind: "mcts", key: "model" });
         assert_eq!(err("hub:depth=3"), SpecErrorKind::MissingKey { kind: "hub", key: "cmd" });
         assert!(matches!(err("hub:cmd=\"\""), SpecErrorKind::BadValue { key: "cmd", .. }));
@@ -702,7 +744,7 @@ mod tests {
         // A caller-supplied factory builds the rest.
         let external = |spec: &PlayerSpec| -> Result<Box<dyn Player>, BuildError> {
             match spec.kind {
-                PlayerKind::Mcts { sims, .. } => Ok(Box::new(Named { name: format!("fake{sims}"), inner: RandomPlayer::new(0) })),
+                PlayerKind::Mcts { sims, .. } => Ok(Box::new(Named { name: format!("fake{}", sims.unwrap_or(0)), inner: RandomPlayer::new(0) })),
                 _ => Err(BuildError::Unsupported { spec: spec.to_string(), kind: spec.kind.keyword() }),
             }
         };

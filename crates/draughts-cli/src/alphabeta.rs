@@ -1,15 +1,19 @@
 //! The alpha-beta engine behind the protocol crate's `Searcher` seam (for `hub` and `dxp`).
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use draughts_core::{Game, Move};
 use draughts_engine::{Clock, Engine, EngineConfig, Level, Limits};
+use draughts_nnue::Network;
 use draughts_protocol::{Info, Param, ParamKind, SearchLimit, Searcher};
 
 /// The alpha-beta engine at a level for people.
 #[derive(Debug)]
 pub struct AlphaBeta {
     engine: Engine,
+    /// The learned evaluation, if any (kept when the table is resized).
+    network: Option<Arc<Network>>,
     level: Level,
     tt_mib: usize,
     seed: u64,
@@ -18,8 +22,13 @@ pub struct AlphaBeta {
 
 impl AlphaBeta {
     pub fn new(level: Level, tt_mib: usize, seed: u64) -> anyhow::Result<AlphaBeta> {
-        let engine = Engine::new(EngineConfig { tt_mib, ..EngineConfig::default() })?;
-        Ok(AlphaBeta { engine, level, tt_mib, seed, games: 0 })
+        AlphaBeta::with_network(level, tt_mib, seed, None)
+    }
+
+    /// The engine with the learned evaluation of `network` (the hand-made one without).
+    pub fn with_network(level: Level, tt_mib: usize, seed: u64, network: Option<Arc<Network>>) -> anyhow::Result<AlphaBeta> {
+        let engine = Engine::new(EngineConfig { tt_mib, network: network.clone(), ..EngineConfig::default() })?;
+        Ok(AlphaBeta { engine, network, level, tt_mib, seed, games: 0 })
     }
 }
 
@@ -36,7 +45,10 @@ pub fn engine_limits(limit: &SearchLimit) -> Limits {
 
 impl Searcher for AlphaBeta {
     fn name(&self) -> String {
-        format!("draughts alpha-beta ({})", self.level.name())
+        match &self.network {
+            Some(n) => format!("draughts alpha-beta with network {} ({})", n.model_id(), self.level.name()),
+            None => format!("draughts alpha-beta ({})", self.level.name()),
+        }
     }
 
     fn new_game(&mut self) {
@@ -61,7 +73,8 @@ impl Searcher for AlphaBeta {
             "level" => self.level = value.parse().map_err(|e| format!("{e}"))?,
             "hash" => {
                 let mib: usize = value.parse().map_err(|_| format!("`{value}` is not a size in MiB"))?;
-                self.engine = Engine::new(EngineConfig { tt_mib: mib, ..EngineConfig::default() }).map_err(|e| e.to_string())?;
+                self.engine = Engine::new(EngineConfig { tt_mib: mib, network: self.network.clone(), ..EngineConfig::default() })
+                    .map_err(|e| e.to_string())?;
                 self.tt_mib = mib;
             }
             "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,

@@ -80,7 +80,7 @@ fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[Strin
     // Raw: batched forward passes of the same net at the self-play batch size, on this thread
     // with the inference thread's torch thread count.
     let raw = draughts_nn::bench_forward(&net, batch, 200)?;
-    println!("net {}x{}, batch {batch}, {} torch thread(s), device {device:?}", cfg.net.blocks, cfg.net.channels, cfg.inference.torch_threads);
+    println!("net {}, batch {batch}, {} torch thread(s), device {device:?}", cfg.net.short_name(), cfg.inference.torch_threads);
     println!("raw forward:          {raw:>10.0} positions/s");
     let dir = std::env::temp_dir().join(format!("draughts-bench-selfplay-{}", std::process::id()));
     let run = crate::rundir::RunDir::create(&dir)?;
@@ -89,7 +89,7 @@ fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[Strin
     draughts_nn::checkpoint::save(&net, &checkpoints, &info)?;
     drop(net);
     let games = games.unwrap_or(2 * cfg.selfplay.games_in_flight as u64 * cfg.selfplay.workers as u64);
-    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true);
+    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true, None);
     // Measure the raw rate again after self-play, so that a change in machine load between the
     // two shows up instead of skewing the ratio silently.
     let (net, _) = crate::models::load_or_init(&checkpoints, &cfg, device)?;

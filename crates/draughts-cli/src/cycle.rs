@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use draughts_arena::{maker, openings, run_match, Builtin, MatchConfig, PlayerSpec};
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,10 @@ struct LoopState {
     seconds: f64,
     /// Model id evaluated at the end of each cycle, oldest first.
     models: Vec<String>,
+    /// Seconds the last finished self-play, training and evaluation stages took (to plan the
+    /// last cycle within the time budget).
+    #[serde(default)]
+    last_seconds: [f64; 3],
 }
 
 fn state_path(run: &RunDir) -> PathBuf {
@@ -71,6 +75,30 @@ fn evaluated(run: &RunDir, cycle: u64) -> HashSet<String> {
         .collect()
 }
 
+/// Seconds of self-play for a cycle starting with `left` seconds of budget, given the last
+/// cycle's stage times `[self-play, training, evaluation]`: what is left after evaluation,
+/// shared with training in the last cycle's proportion. Before any cycle finished, half of
+/// what is left.
+fn selfplay_share(left: f64, last: &[f64; 3]) -> f64 {
+    let [sp, train, eval] = *last;
+    if sp <= 0.0 {
+        return left * 0.5;
+    }
+    ((left - eval) / (1.0 + train / sp)).max(0.0)
+}
+
+/// Why no new cycle fits in `left` seconds, if none does: its self-play would get less than a
+/// tenth of the last one's time (a cycle that short trains on too little to be worth its
+/// evaluation).
+fn too_short(left: f64, last: &[f64; 3]) -> Option<String> {
+    if left <= 0.0 {
+        return Some("the time budget is spent".to_owned());
+    }
+    let share = selfplay_share(left, last);
+    (last[0] > 0.0 && share < 0.1 * last[0])
+        .then(|| format!("{:.1} minutes left, too few for another cycle (the last took {:.1})", left / 60.0, last.iter().sum::<f64>() / 60.0))
+}
+
 /// Why the run is over, if it is. Checked between stages, right after `s.seconds` was brought up
 /// to date (it holds the work time of this and every earlier invocation).
 fn budget_left(cfg: &Config, s: &LoopState) -> Option<String> {
@@ -91,10 +119,10 @@ fn budget_left(cfg: &Config, s: &LoopState) -> Option<String> {
     None
 }
 
-fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyhow::Result<()> {
+fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState, deadline: Option<Instant>) -> anyhow::Result<()> {
     let Some((model_path, meta)) = models::newest(&run.checkpoints()) else { return Ok(()) };
     let rules = cfg.rules.parse().map_err(bad_input)?;
-    let candidate = PlayerSpec::parse(&format!("mcts:model=\"{}\",sims={}", model_path.display(), cfg.eval.sims)).map_err(bad_input)?;
+    let candidate = cfg.eval.candidate_spec(&model_path).map_err(bad_input)?;
     let mut opponents: Vec<(String, PlayerSpec)> = Vec::new();
     for spec in &cfg.eval.ladder {
         opponents.push((spec.clone(), PlayerSpec::parse(spec).map_err(bad_input)?));
@@ -103,8 +131,7 @@ fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyh
         if let Some(prev) = state.models.last().filter(|m| **m != meta.model_id) {
             let path = run.checkpoints().join(format!("{prev}.json"));
             if path.is_file() {
-                let spec = format!("mcts:model=\"{}\",sims={}", path.display(), cfg.eval.sims);
-                opponents.push(("previous".to_owned(), PlayerSpec::parse(&spec).map_err(bad_input)?));
+                opponents.push(("previous".to_owned(), cfg.eval.candidate_spec(&path).map_err(bad_input)?));
             }
         }
     }
@@ -126,9 +153,21 @@ fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyh
             pdn: Some(run.eval().join(format!("cycle-{cycle:04}-{safe}.pdn"))),
             ..MatchConfig::default()
         };
-        let result = run_match(&match_cfg, &maker(&factory, &candidate), &maker(&factory, spec), |_| ControlFlow::Continue(()))
-            .map_err(bad_input)?;
-        println!("cycle {cycle}: {} vs {label}: {}", meta.model_id, result.progress_line());
+        let past = || deadline.is_some_and(|d| Instant::now() >= d);
+        if past() {
+            println!("cycle {cycle}: no time left to play {label}");
+            continue;
+        }
+        let result = run_match(&match_cfg, &maker(&factory, &candidate), &maker(&factory, spec), |_| {
+            if past() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .map_err(bad_input)?;
+        let cut = if result.games < cfg.eval.games as u64 { format!(" (cut at {} games by the time budget)", result.games) } else { String::new() };
+        println!("cycle {cycle}: {} vs {label}: {}{cut}", meta.model_id, result.progress_line());
         run.metric(
             "eval",
             serde_json::json!({
@@ -143,6 +182,7 @@ fn eval_stage(run: &RunDir, cfg: &Config, cycle: u64, state: &LoopState) -> anyh
                 "elo_low": result.elo_low,
                 "elo_high": result.elo_high,
                 "model": meta.model_id,
+                "candidate": candidate.to_string(),
                 "sims": cfg.eval.sims,
             }),
         )?;
@@ -166,7 +206,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "version": env!("CARGO_PKG_VERSION"),
             "tch": "0.24.0",
             "libtorch": draughts_nn::LIBTORCH_LIB,
-            "net": format!("{}x{}", cfg.net.blocks, cfg.net.channels),
+            "net": cfg.net.short_name(),
         }),
     )?;
     if state.cycle == 0 {
@@ -175,14 +215,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("run {} (seed {}): resuming in cycle {} ({} games, step {})", run.root.display(), cfg.seed, state.cycle, state.games, state.step);
     }
     let mut stage_start = Instant::now();
-    let mut account = |state: &mut LoopState, run: &RunDir| -> anyhow::Result<()> {
-        state.seconds += stage_start.elapsed().as_secs_f64();
+    let mut account = |state: &mut LoopState, run: &RunDir, stage: usize| -> anyhow::Result<()> {
+        let took = stage_start.elapsed().as_secs_f64();
+        state.seconds += took;
+        state.last_seconds[stage] = took;
         stage_start = Instant::now();
         save_state(run, state)
     };
+    // Work seconds left in the time budget (from the last stage boundary), if there is one.
+    let left = |state: &LoopState| cfg.budget.max_minutes.map(|m| m * 60.0 - state.seconds);
+    let at = |secs: f64| Instant::now() + Duration::from_secs_f64(secs.max(0.0));
     loop {
         if state.done.len() == 3 || state.cycle == 0 {
             if let Some(why) = budget_left(&cfg, &state) {
+                println!("budget reached: {why}");
+                break;
+            }
+            if let Some(why) = left(&state).and_then(|l| too_short(l, &state.last_seconds)) {
                 println!("budget reached: {why}");
                 break;
             }
@@ -191,21 +240,28 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         let cycle = state.cycle;
         if !state.done.iter().any(|d| d == "selfplay") {
-            let stats = play(&run, &cfg, cfg.budget.games_per_cycle, &[2, cycle], true)?;
+            // Self-play gets what the budget leaves after training and evaluation at the pace of
+            // the last cycle, so that the run ends on its budget (stages only look at the clock
+            // between games and steps).
+            let deadline = left(&state).map(|l| at(selfplay_share(l, &state.last_seconds)));
+            let stats = play(&run, &cfg, cfg.budget.games_per_cycle, &[2, cycle], true, deadline)?;
             run.metric("selfplay", metrics_fields(&stats, Some(cycle)))?;
             println!(
-                "cycle {cycle}: self-play {} games, {} positions, {:.0} games/hour, {:.0} evals/s",
+                "cycle {cycle}: self-play {} games, {} positions, {:.0} games/hour, {:.0} {}/s",
                 stats.games,
                 stats.records,
                 stats.games as f64 * 3600.0 / stats.seconds.max(1e-9),
-                stats.evals_per_second
+                stats.evals_per_second,
+                if cfg.selfplay.generator == draughts_selfplay::Generator::Alphabeta { "nodes" } else { "evals" }
             );
             state.games += stats.games;
             state.done.push("selfplay".into());
-            account(&mut state, &run)?;
+            account(&mut state, &run, 0)?;
         }
         if !state.done.iter().any(|d| d == "train") {
-            let out = train_stage(&run, &cfg, None, true)?;
+            let eval_reserve = state.last_seconds[2];
+            let deadline = left(&state).map(|l| at(l - eval_reserve));
+            let out = train_stage(&run, &cfg, None, true, deadline)?;
             if let Some(mut f) = out.fields {
                 f["cycle"] = serde_json::json!(cycle);
                 println!(
@@ -218,17 +274,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             state.step = out.step;
             state.done.push("train".into());
-            account(&mut state, &run)?;
+            account(&mut state, &run, 1)?;
         }
         if !state.done.iter().any(|d| d == "eval") {
-            eval_stage(&run, &cfg, cycle, &state)?;
+            // Evaluation may run past the budget by 5% at most; the matches are cut there.
+            let deadline = cfg.budget.max_minutes.map(|m| at(m * 60.0 * 1.05 - state.seconds));
+            eval_stage(&run, &cfg, cycle, &state, deadline)?;
             if let Some((_, meta)) = models::newest(&run.checkpoints()) {
                 if state.models.last() != Some(&meta.model_id) {
                     state.models.push(meta.model_id);
                 }
             }
             state.done.push("eval".into());
-            account(&mut state, &run)?;
+            account(&mut state, &run, 2)?;
         }
     }
     match draughts_report::write_report(&run.root, &run.root.join("report")) {

@@ -90,7 +90,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
 
     std::fs::create_dir_all(&a.out).map_err(|e| bad_input(format!("{}: cannot create the directory: {e}", a.out.display())))?;
-    let others: Vec<String> = checkpoints_in(&a.out, &mut |_| {})
+    let others: Vec<String> = checkpoints_in(&a.out)
         .into_iter()
         .map(|(_, _, m)| m.model_id)
         .filter(|id| *id != meta.model_id)
@@ -241,16 +241,23 @@ fn model_card(
         env!("CARGO_PKG_VERSION")
     );
     let _ = writeln!(s, "| | |\n|---|---|");
-    let _ = writeln!(
-        s,
-        "| Architecture | {} residual blocks x {} channels; policy head {} channels -> 2500 move logits; \
-         value head {} hidden -> win/draw/loss{} |",
-        arch.blocks,
-        arch.channels,
-        arch.policy_channels,
-        arch.value_hidden,
-        if arch.moves_left_head { "; moves-left head" } else { "" }
-    );
+    let ml = if arch.moves_left_head { "; moves-left head" } else { "" };
+    let _ = match arch.kind {
+        draughts_model::NetKind::Resnet => writeln!(
+            s,
+            "| Architecture | ResNet: {} residual blocks x {} channels; policy head {} channels -> 2500 move logits; \
+             value head {} hidden -> win/draw/loss{ml} (runs through libtorch) |",
+            arch.blocks, arch.channels, arch.policy_channels, arch.value_hidden
+        ),
+        draughts_model::NetKind::Sparse => writeln!(
+            s,
+            "| Architecture | sparse: 2 x 200 piece-square features -> accumulator 2 x {} (updated incrementally) -> \
+             dense {} (clipped ReLU) -> win/draw/loss; policy 2 x {} -> 2500 move logits{ml} (runs natively, no libtorch) |",
+            arch.accumulator,
+            arch.hidden.iter().map(|h| h.to_string()).collect::<Vec<_>>().join(" -> "),
+            arch.accumulator
+        ),
+    };
     let _ = writeln!(s, "| Parameters | {params} |");
     let _ = writeln!(s, "| Input encoding | version {} |", meta.encoding_version);
     let _ = writeln!(s, "| Rules | {} |", meta.rules);
@@ -280,20 +287,38 @@ fn model_card(
     }
     let _ = writeln!(s, "\n## Use\n");
     let _ = writeln!(s, "```sh");
-    let _ = writeln!(s, "draughts hub --model {out} --level hard --sims {}   # Hub engine (GUIs)", a.sims);
-    let _ = writeln!(s, "draughts dxp --listen 27531 --model {out} --sims {}  # DXP follower", a.sims);
-    let _ = writeln!(
-        s,
-        "draughts match --a mcts:model={out},sims={} --b alphabeta:depth=2 --games 200 --concurrency 2",
-        a.sims
-    );
-    let _ = writeln!(s, "```\n");
-    let _ = writeln!(
-        s,
-        "The network plays through a Gumbel MCTS; its strength grows with the simulations per move \
-         (`--sims`, or the GUI's time limit, which is turned into simulations). Easy and medium \
-         levels are the alpha-beta engine.\n"
-    );
+    if arch.kind == draughts_model::NetKind::Sparse {
+        let _ = writeln!(s, "draughts hub --model {out} --level hard      # Hub engine (GUIs)");
+        let _ = writeln!(s, "draughts dxp --listen 27531 --model {out}    # DXP follower");
+        let _ = writeln!(s, "draughts search --model {out} --fen W:W31-50:B1-20 --movetime 1000");
+        let _ = writeln!(
+            s,
+            "draughts match --a alphabeta:model={out},movetime=100 --b alphabeta:movetime=100 --games 200 --concurrency 2"
+        );
+        let _ = writeln!(s, "```\n");
+        let _ = writeln!(
+            s,
+            "The hard player is the alpha-beta engine with this network as its evaluation (the \
+             accumulator updated move by move, AVX2 where the CPU has it); it uses the time the GUI \
+             gives. `mcts:model={out},sims=N` plays it through MCTS instead. Easy and medium levels \
+             are the hand-made alpha-beta engine.\n"
+        );
+    } else {
+        let _ = writeln!(s, "draughts hub --model {out} --level hard --sims {}   # Hub engine (GUIs)", a.sims);
+        let _ = writeln!(s, "draughts dxp --listen 27531 --model {out} --sims {}  # DXP follower", a.sims);
+        let _ = writeln!(
+            s,
+            "draughts match --a mcts:model={out},sims={} --b alphabeta:depth=2 --games 200 --concurrency 2",
+            a.sims
+        );
+        let _ = writeln!(s, "```\n");
+        let _ = writeln!(
+            s,
+            "The network plays through a Gumbel MCTS; its strength grows with the simulations per move \
+             (`--sims`, or the GUI's time limit, which is turned into simulations). Easy and medium \
+             levels are the alpha-beta engine.\n"
+        );
+    }
     let _ = writeln!(s, "## Measured strength\n");
     if results.is_empty() && evals.is_empty() {
         let _ = writeln!(s, "Nothing measured yet. Measure it with the `draughts match` line above.\n");

@@ -1,60 +1,61 @@
-//! Finding, loading and creating network checkpoints.
+//! Finding, loading and creating network checkpoints (the file format and the resolution of a
+//! model path live in `draughts-model`; this adds the messages and exit codes of the binary).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
-use draughts_nn::checkpoint::{self, read_meta};
+use draughts_model::{CheckpointMeta, NetKind};
+use draughts_nn::checkpoint;
 use draughts_nn::tch::Device;
-use draughts_nn::{CheckpointInfo, CheckpointMeta, Net};
+use draughts_nn::{CheckpointInfo, Net};
+use draughts_nnue::Network;
 
 use crate::bad_input;
 use crate::settings::Config;
 
-/// The checkpoint sidecars (`*.json` with a matching `*.safetensors`) in `dir`, oldest step
-/// first. Files that are not checkpoints are ignored; a sidecar that does not parse is reported
-/// through `warn` and skipped.
-pub fn checkpoints_in(dir: &Path, warn: &mut dyn FnMut(String)) -> Vec<(u64, PathBuf, CheckpointMeta)> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return found };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.extension().is_some_and(|x| x == "json") && p.with_extension("safetensors").is_file() {
-            match read_meta(&p) {
-                Ok(meta) => found.push((meta.step, p, meta)),
-                Err(err) => warn(format!("skipping {}: {err}", p.display())),
-            }
-        }
-    }
-    found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    found
+fn warn(w: String) {
+    eprintln!("warning: {w}");
+}
+
+/// The checkpoint sidecars in `dir`, oldest step first (unreadable ones are skipped with a
+/// warning).
+pub fn checkpoints_in(dir: &Path) -> Vec<(u64, PathBuf, CheckpointMeta)> {
+    draughts_model::checkpoints_in(dir, &mut warn)
 }
 
 /// The newest checkpoint (highest step) in `dir`.
 pub fn newest(dir: &Path) -> Option<(PathBuf, CheckpointMeta)> {
-    checkpoints_in(dir, &mut |w| eprintln!("warning: {w}")).pop().map(|(_, p, m)| (p, m))
+    draughts_model::newest(dir, &mut warn)
 }
 
 /// Resolves a model given on the command line: a checkpoint sidecar or weights file, or a
 /// directory (its newest checkpoint, looking in `checkpoints/` inside a run directory too).
 pub fn resolve_model(path: &Path) -> anyhow::Result<PathBuf> {
-    if path.is_file() {
-        return Ok(path.to_path_buf());
-    }
-    if path.is_dir() {
-        for dir in [path.to_path_buf(), path.join("checkpoints")] {
-            if let Some((p, _)) = newest(&dir) {
-                return Ok(p);
-            }
-        }
-        return Err(bad_input(format!("{}: no checkpoint (NAME.json + NAME.safetensors) in this directory", path.display())));
-    }
-    Err(bad_input(format!("{}: no such model file or directory", path.display())))
+    draughts_model::resolve_model(path, &mut warn).map_err(bad_input)
 }
 
-/// Loads a model for play.
+/// The sidecar of the model `path` names.
+pub fn model_meta(path: &Path) -> anyhow::Result<(PathBuf, CheckpointMeta)> {
+    let p = draughts_model::sidecar_of(&resolve_model(path)?);
+    let meta = draughts_model::read_meta(&p).map_err(bad_input)?;
+    Ok((p, meta))
+}
+
+/// Whether the model `path` names is a sparse network (played natively, without libtorch).
+pub fn is_sparse(path: &Path) -> anyhow::Result<bool> {
+    Ok(model_meta(path)?.1.architecture.kind == NetKind::Sparse)
+}
+
+/// Loads a model for play through libtorch (either kind).
 pub fn load_model(path: &Path, device: Device) -> anyhow::Result<(Net, CheckpointMeta)> {
     let p = resolve_model(path)?;
     checkpoint::load(&p, device).map_err(bad_input).with_context(|| format!("loading model {}", p.display()))
+}
+
+/// Loads a sparse model for native play (shared by every player of the process).
+pub fn load_native(path: &Path) -> anyhow::Result<Arc<Network>> {
+    draughts_arena::adapters::load_network(path).map_err(bad_input).with_context(|| format!("loading model {}", path.display()))
 }
 
 /// The run's newest checkpoint, or a fresh network (seeded by the config) saved as step 0 so
@@ -64,10 +65,10 @@ pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow:
         let (net, meta) = checkpoint::load(&p, device).map_err(bad_input)?;
         if meta.architecture != cfg.net {
             return Err(bad_input(format!(
-                "{}: its architecture {:?} differs from the config's [net] {:?}",
+                "{}: its architecture {} differs from the config's [net] {}",
                 p.display(),
-                meta.architecture,
-                cfg.net
+                meta.architecture.short_name(),
+                cfg.net.short_name()
             )));
         }
         return Ok((net, meta));

@@ -1,16 +1,17 @@
 //! Network players for the arena (`mcts:model=DIR,sims=N`, `policy:model=DIR`) and the network
-//! behind the Hub protocol (`draughts hub --model DIR`). They live in the CLI because the arena
-//! and protocol crates never link libtorch.
+//! behind the Hub and DXP protocols (`draughts hub --model DIR`). They live in the CLI because
+//! the arena and protocol crates never link libtorch. A sparse model is evaluated natively
+//! (`draughts-nnue`, no inference thread); a ResNet through libtorch.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use draughts_arena::{BuildError, ClockState, Player, PlayerError, PlayerFactory, PlayerKind, PlayerSpec};
 use draughts_core::{Game, Move};
-use draughts_mcts::{Algorithm, Budget, EvalRequest, Evaluator, MctsConfig, Search, SearchKind};
+use draughts_mcts::{Algorithm, Budget, EvalRequest, Evaluator, MctsConfig, NnueEvaluator, Search, SearchKind};
 use draughts_nn::tch::Device;
 use draughts_nn::{DeviceChoice, InferenceConfig, InferenceServer, NetEvaluator};
 use draughts_protocol::{Info, SearchLimit, Searcher};
@@ -23,9 +24,16 @@ pub fn play_config(sims: u32) -> MctsConfig {
     MctsConfig { algorithm: Algorithm::Gumbel, simulations: sims, gumbel_scale: 0.0, reuse_tree: false, ..MctsConfig::default() }
 }
 
-fn load_evaluator(model: &Path) -> Result<(NetEvaluator, String), String> {
-    let (net, meta) = models::load_model(model, Device::Cpu).map_err(|e| format!("{e:#}"))?;
-    Ok((NetEvaluator::new(net, 256), meta.model_id))
+/// An evaluator for `model` on the calling thread: native for a sparse net, libtorch for a ResNet.
+fn load_evaluator(model: &Path) -> Result<(Box<dyn Evaluator + Send>, String), String> {
+    let text = |e: anyhow::Error| format!("{e:#}");
+    if models::is_sparse(model).map_err(text)? {
+        let net = models::load_native(model).map_err(text)?;
+        let id = net.model_id().to_owned();
+        return Ok((Box::new(NnueEvaluator::new(net)), id));
+    }
+    let (net, meta) = models::load_model(model, Device::Cpu).map_err(text)?;
+    Ok((Box::new(NetEvaluator::new(net, 256)), meta.model_id))
 }
 
 /// Picks a move by MCTS guided by the network.
@@ -33,6 +41,11 @@ pub struct MctsPlayer {
     evaluator: Box<dyn Evaluator + Send>,
     model_id: String,
     config: MctsConfig,
+    /// Time per move, when the player is limited by time (simulations then follow the speed
+    /// measured on earlier moves).
+    movetime: Option<Duration>,
+    /// Simulations per second seen so far (starts with a cautious guess).
+    rate: f64,
 }
 
 impl std::fmt::Debug for MctsPlayer {
@@ -44,32 +57,60 @@ impl std::fmt::Debug for MctsPlayer {
 impl MctsPlayer {
     pub fn new(model: &Path, sims: u32) -> Result<MctsPlayer, String> {
         let (evaluator, model_id) = load_evaluator(model)?;
-        Ok(MctsPlayer::with_evaluator(Box::new(evaluator), model_id, sims))
+        Ok(MctsPlayer::with_evaluator(evaluator, model_id, sims))
     }
 
     /// A player that sends its positions to `evaluator` (for example a handle of an inference
     /// thread shared with other players, which batches their positions together).
     pub fn with_evaluator(evaluator: Box<dyn Evaluator + Send>, model_id: String, sims: u32) -> MctsPlayer {
-        MctsPlayer { evaluator, model_id, config: play_config(sims.max(1)) }
+        MctsPlayer { evaluator, model_id, config: play_config(sims.max(1)), movetime: None, rate: 500.0 }
     }
 
-    fn search(&self, game: &Game, sims: u32) -> Result<(Move, f32), String> {
+    /// Limits every move to `movetime` as well (simulations from the measured speed, at most
+    /// the configured number).
+    pub fn with_movetime(mut self, movetime: Option<Duration>) -> MctsPlayer {
+        self.movetime = movetime;
+        self
+    }
+
+    /// Simulations for a move of `budget` (the time left for it), from the speed seen so far.
+    fn sims_for(&self, budget: Duration) -> u32 {
+        ((budget.as_secs_f64() * 0.8 * self.rate) as u32).clamp(1, 1_000_000)
+    }
+
+    fn search(&mut self, game: &Game, sims: u32) -> Result<(Move, f32), String> {
+        let start = Instant::now();
         let mut search = Search::new(game.clone(), self.config).map_err(|e| e.to_string())?;
         let out = search
             .search(self.evaluator.as_ref(), Budget { simulations: sims, kind: SearchKind::Full })
             .map_err(|e| e.to_string())?;
+        let secs = start.elapsed().as_secs_f64();
+        if secs > 0.02 && out.simulations >= sims / 2 {
+            self.rate = 0.5 * self.rate + 0.5 * out.simulations.max(1) as f64 / secs;
+        }
         Ok((out.best, out.root_value))
     }
 }
 
 impl Player for MctsPlayer {
     fn name(&self) -> String {
-        format!("mcts:{},sims={}", self.model_id, self.config.simulations)
+        match self.movetime {
+            Some(t) => format!("mcts:{},sims={},movetime={}", self.model_id, self.config.simulations, t.as_millis()),
+            None => format!("mcts:{},sims={}", self.model_id, self.config.simulations),
+        }
     }
 
-    fn choose(&mut self, game: &Game, _clock: &ClockState) -> Result<Move, PlayerError> {
+    fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
         draughts_nn::tch::set_num_threads(1);
-        self.search(game, self.config.simulations).map(|(m, _)| m).map_err(|detail| PlayerError::Crashed { detail })
+        let limit = match (self.movetime, clock.move_limit) {
+            (Some(a), Some(b)) => Some(a.min(b.mul_f64(0.8))),
+            (a, b) => a.or(b.map(|b| b.mul_f64(0.8))),
+        };
+        let sims = match limit {
+            Some(t) => self.sims_for(t).min(self.config.simulations),
+            None => self.config.simulations,
+        };
+        self.search(game, sims).map(|(m, _)| m).map_err(|detail| PlayerError::Crashed { detail })
     }
 }
 
@@ -119,6 +160,10 @@ pub struct NnFactory {
 
 impl NnFactory {
     fn evaluator(&self, model: &Path) -> Result<(Box<dyn Evaluator + Send>, String), String> {
+        if models::is_sparse(model).map_err(|e| format!("{e:#}"))? {
+            // Native: cheap per player, nothing to share but the (cached) network.
+            return load_evaluator(model);
+        }
         let path = models::resolve_model(model).map_err(|e| format!("{e:#}"))?;
         let mut servers = self.servers.lock().map_err(|_| "an earlier model load panicked".to_owned())?;
         if let Some((server, id)) = servers.get(&path) {
@@ -137,9 +182,11 @@ impl PlayerFactory for NnFactory {
     fn build(&self, spec: &PlayerSpec) -> Result<Box<dyn Player>, BuildError> {
         let failed = |detail: String| BuildError::Failed { spec: spec.to_string(), detail };
         match &spec.kind {
-            PlayerKind::Mcts { model, sims } => {
+            PlayerKind::Mcts { model, sims, movetime } => {
                 let (evaluator, model_id) = self.evaluator(model).map_err(failed)?;
-                Ok(Box::new(MctsPlayer::with_evaluator(evaluator, model_id, *sims)))
+                // Without a simulation count the time limit alone decides.
+                let sims = sims.unwrap_or(1_000_000);
+                Ok(Box::new(MctsPlayer::with_evaluator(evaluator, model_id, sims).with_movetime(*movetime)))
             }
             PlayerKind::Policy { model } => {
                 let (evaluator, model_id) = self.evaluator(model).map_err(failed)?;
@@ -155,8 +202,6 @@ impl PlayerFactory for NnFactory {
 /// earlier moves).
 pub struct NetSearcher {
     player: MctsPlayer,
-    /// Simulations per second seen so far (starts with a cautious guess).
-    rate: f64,
     default_sims: u32,
 }
 
@@ -169,7 +214,7 @@ impl std::fmt::Debug for NetSearcher {
 impl NetSearcher {
     pub fn new(model: &Path, default_sims: u32) -> anyhow::Result<NetSearcher> {
         let player = MctsPlayer::new(model, default_sims).map_err(crate::bad_input)?;
-        Ok(NetSearcher { player, rate: 500.0, default_sims })
+        Ok(NetSearcher { player, default_sims })
     }
 }
 
@@ -184,24 +229,22 @@ impl Searcher for NetSearcher {
         }
         let sims = match (limit.nodes, limit.time_budget()) {
             (Some(n), _) => n.clamp(1, 1_000_000) as u32,
-            (None, Some(t)) => ((t.as_secs_f64() * 0.8 * self.rate) as u32).clamp(1, 1_000_000),
+            (None, Some(t)) => self.player.sims_for(t),
             (None, None) => self.default_sims,
         };
         let start = Instant::now();
         let (mv, value) = self.player.search(game, sims).ok()?;
-        let secs = start.elapsed().as_secs_f64();
-        if secs > 0.05 {
-            self.rate = 0.5 * self.rate + 0.5 * sims as f64 / secs;
-        }
         info(&Info { depth: 1, score: (value * 100.0) as i32, nodes: sims as u64, time: start.elapsed(), pv: vec![mv] });
         Some(mv)
     }
 }
 
-/// The engine behind `draughts hub` and `draughts dxp`: with a model, the network (through its
-/// MCTS, `sims` simulations when nothing else limits a move) plays the hard level; easy and
-/// medium, and every level without a model, are the alpha-beta engine, whose strength is easy
-/// to limit.
+/// The engine behind `draughts hub` and `draughts dxp`: with a model, the model's strongest
+/// player plays the hard level: for a sparse network the alpha-beta engine with the network as
+/// its evaluation, for a ResNet its MCTS (`sims` simulations when nothing else limits a move).
+/// (Measured, see the model cards: at equal time the sparse network's alpha-beta beats its own
+/// MCTS, and a ResNet evaluates too slowly for alpha-beta.) Easy and medium, and every level
+/// without a model, are the hand-made alpha-beta engine, whose strength is easy to limit.
 pub fn protocol_engine(
     level: draughts_engine::Level,
     model: Option<&Path>,
@@ -210,6 +253,10 @@ pub fn protocol_engine(
     seed: u64,
 ) -> anyhow::Result<Box<dyn Searcher + Send>> {
     Ok(match (model, level) {
+        (Some(model), draughts_engine::Level::Hard) if models::is_sparse(model)? => {
+            let net = models::load_native(model)?;
+            Box::new(crate::alphabeta::AlphaBeta::with_network(level, hash_mib.max(1), seed, Some(net))?)
+        }
         (Some(model), draughts_engine::Level::Hard) => {
             draughts_nn::tch::set_num_threads(1);
             Box::new(NetSearcher::new(model, sims)?)

@@ -30,6 +30,10 @@ pub struct Args {
     /// Rules preset: fmjd, no-capture-25, promote-in-capture.
     #[arg(long, default_value = "fmjd")]
     rules: String,
+    /// A sparse network (model or run directory, or checkpoint) as the evaluation instead of the
+    /// hand-made one.
+    #[arg(long)]
+    model: Option<std::path::PathBuf>,
 }
 
 /// Writes a score as centi-men or as a forced result in plies.
@@ -49,7 +53,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let game = Game::from_position(pos, rules);
     let limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis), ..Limits::default() };
-    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, ..EngineConfig::default() })?;
+    let network = match &a.model {
+        Some(m) if !crate::models::is_sparse(m)? => {
+            return Err(bad_input(format!(
+                "{}: a ResNet model; alpha-beta needs a sparse network (a ResNet plays through MCTS: `draughts hub --model`, `mcts:model=`)",
+                m.display()
+            )))
+        }
+        Some(m) => Some(crate::models::load_native(m)?),
+        None => None,
+    };
+    if let Some(n) = &network {
+        println!("# evaluation: network {} ({}, {} kernels)", n.model_id(), n.architecture().short_name(), n.kernels());
+    }
+    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, network, ..EngineConfig::default() })?;
     let stop = AtomicBool::new(false);
     println!("# depth score nodes nps pv");
     let result = engine.search(&game, &limits, &stop, &mut |i| {

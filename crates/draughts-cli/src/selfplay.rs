@@ -3,13 +3,20 @@
 use std::ops::ControlFlow;
 use std::process::ExitCode;
 
-use draughts_nn::InferenceServer;
-use draughts_selfplay::{run_workers, ShardWriter};
+use std::sync::Arc;
+use std::time::Instant;
+
+use draughts_engine::EngineConfig;
+use draughts_mcts::NnueEvaluator;
+use draughts_model::NetKind;
+use draughts_nn::{checkpoint, InferenceServer};
+use draughts_nnue::Network;
+use draughts_selfplay::{run_alphabeta_workers, run_workers, FinishedGame, Generator, Progress, ShardWriter};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::rundir::RunDir;
 use crate::settings::Config;
-use crate::models;
+use crate::{bad_input, models};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -49,19 +56,32 @@ pub struct SelfplayStats {
     pub black_wins: u64,
     pub draws: u64,
     pub plies: u64,
+    /// Which generator played (and with what evaluation).
+    pub generator: String,
 }
 
 /// Plays `games` games with the run's newest model and writes them as shards (used by
-/// `selfplay` and `loop`). `salt` makes the seed differ between stages and restarts.
-pub fn play(run: &RunDir, cfg: &Config, games: u64, salt: &[u64], show_progress: bool) -> anyhow::Result<SelfplayStats> {
+/// `selfplay` and `loop`). `salt` makes the seed differ between stages and restarts. The games
+/// stop early (those finished are kept) at `deadline`.
+///
+/// The generator follows the config: MCTS (a ResNet through the libtorch inference thread, a
+/// sparse net natively on every worker) or alpha-beta at a fixed node budget (a sparse net as
+/// the evaluation; the hand-made evaluation while the run has only its untrained step-0 net,
+/// so the first generation learns from the engine's own games).
+pub fn play(
+    run: &RunDir,
+    cfg: &Config,
+    games: u64,
+    salt: &[u64],
+    show_progress: bool,
+    deadline: Option<Instant>,
+) -> anyhow::Result<SelfplayStats> {
     let device = cfg.inference.device.resolve()?;
     let (net, meta) = models::load_or_init(&run.checkpoints(), cfg, device)?;
     let mut sp = cfg.selfplay.clone();
     sp.seed = mix(cfg.seed, salt);
     let mut mcts = cfg.mcts;
     mcts.seed = sp.seed;
-    let server = InferenceServer::spawn(net, &cfg.inference)?;
-    let handle = server.handle();
     let mut writer = ShardWriter::new(run.games(), &meta.model_id, &sp)?;
     let pb = if show_progress { ProgressBar::new(games) } else { ProgressBar::hidden() };
     pb.set_style(
@@ -69,30 +89,64 @@ pub fn play(run: &RunDir, cfg: &Config, games: u64, salt: &[u64], show_progress:
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let result = run_workers(
-        &sp,
-        &mcts,
-        |_| handle.clone(),
-        games,
-        |g| writer.add(&g).map(drop),
-        |p| {
-            pb.set_position(p.games);
-            let secs = p.elapsed.as_secs_f64().max(1e-9);
+    let alphabeta = sp.generator == Generator::Alphabeta;
+    let mut generator = "mcts, libtorch inference thread".to_owned();
+    let report = |p: &Progress| {
+        pb.set_position(p.games);
+        let secs = p.elapsed.as_secs_f64().max(1e-9);
+        if alphabeta {
+            pb.set_message(format!("{:.0} nodes/s, {:.0} moves/s", p.positions as f64 / secs, p.moves as f64 / secs));
+        } else {
             pb.set_message(format!(
                 "{:.0} positions/s, {:.0} evals/s, batch {:.1}",
                 p.positions_per_second(),
                 p.positions as f64 / secs,
                 p.mean_batch()
             ));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            ControlFlow::Break(())
+        } else {
             ControlFlow::Continue(())
-        },
-    );
+        }
+    };
+    let sink = |g: FinishedGame| writer.add(&g).map(drop);
+    let sidecar = checkpoint::sidecar_path(&run.checkpoints(), &meta.model_id);
+    let result = match (cfg.net.kind, sp.generator) {
+        (NetKind::Resnet, Generator::Mcts) => {
+            let server = InferenceServer::spawn(net, &cfg.inference)?;
+            let handle = server.handle();
+            let r = run_workers(&sp, &mcts, |_| handle.clone(), games, sink, report);
+            drop(handle);
+            server.shutdown();
+            r
+        }
+        (NetKind::Sparse, Generator::Mcts) => {
+            drop(net);
+            let native = Arc::new(Network::load(&sidecar).map_err(bad_input)?);
+            generator = format!("mcts, native {} kernels", native.kernels());
+            run_workers(&sp, &mcts, |_| NnueEvaluator::new(native.clone()), games, sink, report)
+        }
+        (NetKind::Sparse, Generator::Alphabeta) => {
+            drop(net);
+            let engine = if meta.step == 0 {
+                generator = "alphabeta, hand-made evaluation (no trained network yet)".to_owned();
+                EngineConfig::default()
+            } else {
+                let native = Arc::new(Network::load(&sidecar).map_err(bad_input)?);
+                generator = format!("alphabeta, network {} ({} kernels)", native.model_id(), native.kernels());
+                EngineConfig::learned(native)
+            };
+            run_alphabeta_workers(&sp, &engine, games, sink, report)
+        }
+        (NetKind::Resnet, Generator::Alphabeta) => {
+            return Err(bad_input("[selfplay] generator = \"alphabeta\" needs [net] kind = \"sparse\" (a ResNet is too slow for alpha-beta)"));
+        }
+    };
     let flushed = writer.flush();
     pb.finish_and_clear();
     let p = result?;
     flushed?;
-    drop(handle);
-    server.shutdown();
     let seconds = p.elapsed.as_secs_f64();
     Ok(SelfplayStats {
         games: p.games,
@@ -107,6 +161,7 @@ pub fn play(run: &RunDir, cfg: &Config, games: u64, salt: &[u64], show_progress:
         black_wins: p.black_wins,
         draws: p.draws,
         plies: p.moves,
+        generator,
     })
 }
 
@@ -126,6 +181,7 @@ pub fn metrics_fields(s: &SelfplayStats, cycle: Option<u64>) -> serde_json::Valu
         "white_wins": s.white_wins,
         "draws": s.draws,
         "black_wins": s.black_wins,
+        "generator": s.generator,
     });
     if let Some(c) = cycle {
         v["cycle"] = serde_json::json!(c);
@@ -137,7 +193,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (cfg, run) = a.run_args.open()?;
     let existing = draughts_selfplay::list_shards(run.games()).map(|v| v.len() as u64).unwrap_or(0);
     let salt = [1, a.worker_id, existing, crate::rundir::unix_now() as u64];
-    let stats = play(&run, &cfg, a.games, &salt, true)?;
+    let stats = play(&run, &cfg, a.games, &salt, true, None)?;
     run.metric("selfplay", metrics_fields(&stats, None))?;
     println!(
         "{} games, {} positions recorded in {:.1} s: {:.0} games/hour, {:.0} evaluations/s (mean batch {:.1}), model {}, seed {}",

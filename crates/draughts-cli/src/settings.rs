@@ -85,8 +85,12 @@ fn default_ladder() -> Vec<String> {
 pub struct EvalConfig {
     /// Games against each opponent (even: openings are played twice, colours swapped).
     pub games: usize,
-    /// Simulations per move of the candidate's search.
+    /// Simulations per move of the candidate's search (when `candidate` is empty).
     pub sims: u32,
+    /// The candidate's player spec without its model, which the loop adds: for example
+    /// `alphabeta:movetime=100` (a sparse network as the engine's evaluation) or `mcts:sims=64`.
+    /// Empty: `mcts` with `sims` simulations.
+    pub candidate: String,
     /// The fixed ladder of opponents (player specs).
     #[serde(default = "default_ladder")]
     pub ladder: Vec<String>,
@@ -100,7 +104,31 @@ pub struct EvalConfig {
 
 impl Default for EvalConfig {
     fn default() -> EvalConfig {
-        EvalConfig { games: 20, sims: 32, ladder: default_ladder(), previous: true, concurrency: 1, max_plies: 300 }
+        EvalConfig {
+            games: 20,
+            sims: 32,
+            candidate: String::new(),
+            ladder: default_ladder(),
+            previous: true,
+            concurrency: 1,
+            max_plies: 300,
+        }
+    }
+}
+
+impl EvalConfig {
+    /// The candidate's player spec for the checkpoint `model`.
+    pub fn candidate_spec(&self, model: &std::path::Path) -> Result<draughts_arena::PlayerSpec, draughts_arena::SpecError> {
+        let quoted = format!("model=\"{}\"", model.display().to_string().replace('\\', "\\\\").replace('"', "\\\""));
+        let text = if self.candidate.trim().is_empty() {
+            format!("mcts:{quoted},sims={}", self.sims)
+        } else {
+            match self.candidate.split_once(':') {
+                Some((kind, rest)) if !rest.trim().is_empty() => format!("{kind}:{quoted},{rest}"),
+                _ => format!("{}:{quoted}", self.candidate.trim().trim_end_matches(':')),
+            }
+        };
+        draughts_arena::PlayerSpec::parse(&text)
     }
 }
 
@@ -136,6 +164,10 @@ impl Config {
         }
         for spec in &self.eval.ladder {
             draughts_arena::PlayerSpec::parse(spec).map_err(|e| bad_input(format!("[eval] ladder: {e}")))?;
+        }
+        self.eval.candidate_spec(std::path::Path::new("MODEL")).map_err(|e| bad_input(format!("[eval] candidate: {e}")))?;
+        if self.selfplay.generator == draughts_selfplay::Generator::Alphabeta && self.net.kind != draughts_model::NetKind::Sparse {
+            return Err(bad_input("[selfplay] generator = \"alphabeta\" needs [net] kind = \"sparse\" (a ResNet is too slow for alpha-beta)"));
         }
         self.net.validate().map_err(|e| bad_input(format!("[net] {e}")))?;
         self.mcts.validate().map_err(|e| bad_input(format!("[mcts] {e}")))?;

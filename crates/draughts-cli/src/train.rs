@@ -37,12 +37,23 @@ fn trainer_dir(run: &RunDir, step: u64) -> PathBuf {
 /// The newest step with both a checkpoint and a trainer state (they are saved in that order,
 /// so a kill between the two leaves the previous pair as the resume point).
 fn resume_point(run: &RunDir) -> Option<(u64, PathBuf)> {
-    let cps = models::checkpoints_in(&run.checkpoints(), &mut |w| eprintln!("warning: {w}"));
+    let cps = models::checkpoints_in(&run.checkpoints());
     cps.into_iter().rev().find(|(step, _, _)| trainer_dir(run, *step).join("trainer.json").is_file()).map(|(s, p, _)| (s, p))
 }
 
-/// Trains on the run's replay window and saves a checkpoint and the trainer state.
-pub fn train_stage(run: &RunDir, cfg: &Config, steps: Option<u64>, show_progress: bool) -> anyhow::Result<TrainOutcome> {
+/// Steps trained between two looks at the deadline.
+const DEADLINE_CHUNK: u64 = 20;
+
+/// Trains on the run's replay window and saves a checkpoint and the trainer state. With a
+/// `deadline`, training stops there (in whole chunks of steps; the steps not taken stay owed
+/// to the next stage) and what was trained is saved.
+pub fn train_stage(
+    run: &RunDir,
+    cfg: &Config,
+    steps: Option<u64>,
+    show_progress: bool,
+    deadline: Option<std::time::Instant>,
+) -> anyhow::Result<TrainOutcome> {
     let device = cfg.inference.device.resolve()?;
     draughts_nn::tch::set_num_threads(cfg.inference.torch_threads.max(1) as i32);
     let (mut trainer, mut window, parent) = match resume_point(run) {
@@ -76,13 +87,27 @@ pub fn train_stage(run: &RunDir, cfg: &Config, steps: Option<u64>, show_progress
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let stats = trainer
-        .train_steps(&window, steps, |s| {
-            pb.inc(1);
-            pb.set_message(format!("loss {:.3} (policy {:.3}, wdl {:.3})", s.loss, s.policy, s.wdl));
-        })
-        .map_err(bad_input)?;
+    let mut stats = draughts_nn::train::TrainStats::default();
+    let mut done = 0;
+    while done < steps {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            window.give_back_steps(steps - done, cfg.train.batch_size);
+            break;
+        }
+        let chunk = (steps - done).min(if deadline.is_some() { DEADLINE_CHUNK } else { steps });
+        let s = trainer
+            .train_steps(&window, chunk, |s| {
+                pb.inc(1);
+                pb.set_message(format!("loss {:.3} (policy {:.3}, wdl {:.3})", s.loss, s.policy, s.wdl));
+            })
+            .map_err(bad_input)?;
+        stats.merge(&s);
+        done += chunk;
+    }
     pb.finish_and_clear();
+    if stats.steps == 0 {
+        return Ok(TrainOutcome { step: trainer.step(), ..TrainOutcome::default() });
+    }
     let step = trainer.step();
     let info = CheckpointInfo { name: cfg.name.clone(), step, rules: cfg.rules.clone(), seed: cfg.seed, parent };
     let meta = checkpoint::save(trainer.net(), &run.checkpoints(), &info)?;
@@ -128,7 +153,7 @@ fn prune_trainer_states(run: &RunDir, newest: u64) {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (cfg, run) = a.run_args.open()?;
-    let out = train_stage(&run, &cfg, a.steps, true)?;
+    let out = train_stage(&run, &cfg, a.steps, true, None)?;
     match &out.fields {
         Some(f) => {
             run.metric("train", f.clone())?;

@@ -81,6 +81,7 @@ fn params() -> TargetParams {
     TargetParams {
         root_value_mix: 0.0,
         moves_left_scale: 100.0,
+        value_quiet_only: false,
     }
 }
 
@@ -163,6 +164,7 @@ fn policy_entries_land_on_their_index_and_shared_indices_add_up() {
     let mix = TargetParams {
         root_value_mix: 0.25,
         moves_left_scale: 50.0,
+        value_quiet_only: false,
     };
     batch.push(&record, &Rules::FMJD, &mix);
     let i = key_index(Color::White, sq(32), sq(28));
@@ -185,6 +187,20 @@ fn policy_entries_land_on_their_index_and_shared_indices_add_up() {
     batch.push(&black, &Rules::FMJD, &mix);
     assert_eq!(batch.policy[31 * 50 + 27], 1.0);
     assert_eq!(batch.mask.iter().filter(|&&m| m).count(), 9);
+    assert_eq!(batch.value_weight, vec![1.0]);
+
+    // Under `value_quiet_only` a position with a capture pending trains the policy only.
+    let quiet_only = TargetParams { value_quiet_only: true, ..mix };
+    let mut capture = record.clone();
+    capture.position = Position::from_fen("W:W28,40:B23,10").unwrap();
+    capture.policy = vec![PolicyEntry { mv: MoveKey { from: sq(28), to: sq(19), captured: [sq(23)].into_iter().collect() }, weight: 65_535 }];
+    batch.clear();
+    batch.push(&capture, &Rules::FMJD, &quiet_only);
+    batch.push(&black, &Rules::FMJD, &quiet_only);
+    assert_eq!(batch.value_weight, vec![0.0, 1.0]);
+    assert_eq!(batch.policy_weight, vec![1.0, 1.0]);
+    let t = batch.to_tensors(Device::Cpu).unwrap();
+    assert_eq!(t.value_rows, 1);
 }
 
 #[test]

@@ -3,6 +3,20 @@
 use draughts_core::Rules;
 use serde::{Deserialize, Serialize};
 
+/// The player that generates the games.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Generator {
+    /// MCTS guided by the network (the search in `[mcts]`); policy targets from the search.
+    #[default]
+    Mcts,
+    /// The alpha-beta engine with the network as its evaluation (the hand-made one while the
+    /// run has no trained network yet) at `alphabeta_nodes` nodes per move; value targets from
+    /// the game result blended with the search score (`train.root_value_mix`), policy targets
+    /// the searched move.
+    Alphabeta,
+}
+
 /// Self-play parameters. Every field has a default (`SelfplayConfig::default()`); a config file
 /// names only what it changes, and unknown keys are errors.
 ///
@@ -62,6 +76,16 @@ pub struct SelfplayConfig {
     pub records_per_shard: usize,
     /// Also write every game as PDN, one `.pdn` file beside each shard. Default true.
     pub write_pdn: bool,
+    /// `"mcts"` (default) or `"alphabeta"`, see [`Generator`].
+    pub generator: Generator,
+    /// Alpha-beta generator: nodes per move. Default 4000.
+    pub alphabeta_nodes: u64,
+    /// Alpha-beta generator: for the first `temperature_plies` plies a move is picked
+    /// uniformly (seeded) among those within this many centi-men of the best, so that games
+    /// open differently; 0 always plays the best. Default 30.
+    pub alphabeta_margin: i32,
+    /// Alpha-beta generator: transposition table per worker, MiB. Default 16.
+    pub alphabeta_hash_mib: usize,
 }
 
 impl Default for SelfplayConfig {
@@ -83,6 +107,10 @@ impl Default for SelfplayConfig {
             seed: 0,
             records_per_shard: 4096,
             write_pdn: true,
+            generator: Generator::Mcts,
+            alphabeta_nodes: 4000,
+            alphabeta_margin: 30,
+            alphabeta_hash_mib: 16,
         }
     }
 }
@@ -129,6 +157,15 @@ impl SelfplayConfig {
         }
         if self.max_plies == 0 || self.max_plies > u16::MAX as u32 {
             return err("max_plies", format!("must be in 1..=65535, not {}", self.max_plies));
+        }
+        if self.alphabeta_nodes == 0 {
+            return err("alphabeta_nodes", "must be at least 1".into());
+        }
+        if self.alphabeta_margin < 0 {
+            return err("alphabeta_margin", format!("must be >= 0, not {}", self.alphabeta_margin));
+        }
+        if self.alphabeta_hash_mib == 0 {
+            return err("alphabeta_hash_mib", "must be at least 1".into());
         }
         if self.random_opening_plies >= self.max_plies {
             return err(

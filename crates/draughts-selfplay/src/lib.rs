@@ -6,6 +6,8 @@
 //!   full batches. Moves are picked with a temperature schedule from a seeded generator per game;
 //!   playout-cap randomisation, resignation (with a playthrough fraction that checks it) and a
 //!   ply limit decide what is recorded and when a game ends.
+//! - [`alphabeta`]: the other generator, the alpha-beta engine at a fixed node budget with the
+//!   learned (or hand-made) evaluation ([`run_alphabeta_workers`]).
 //! - [`run_workers`]: several pools on threads, each with its own evaluator from a factory, and
 //!   one sink on the calling thread that receives every [`FinishedGame`].
 //! - [`TrainingRecord`] ([`record`]): a searched position (bitboards, side, counters, repetitions),
@@ -14,16 +16,18 @@
 //!   PDN of their games) atomically; [`read_shard`] and [`read_all`] check them and skip damaged
 //!   ones with a clear error.
 //!
-//! This crate never links libtorch: it takes an [`draughts_mcts::Evaluator`], and the binary
-//! plugs the network in.
+//! This crate never links libtorch: it takes an [`draughts_mcts::Evaluator`] or an engine
+//! config, and the binary plugs the network in.
 
+pub mod alphabeta;
 mod codec;
 mod config;
 pub mod pool;
 pub mod record;
 pub mod shard;
 
-pub use config::{ConfigError, SelfplayConfig};
+pub use alphabeta::run_alphabeta_workers;
+pub use config::{ConfigError, Generator, SelfplayConfig};
 pub use pool::{game_seed, run_workers, FinishedGame, Pool, PoolStats, Progress, SelfplayError};
 pub use record::{
     quantise_policy, GameEnd, GameSummary, MoveKey, NotLegal, PolicyEntry, RecordFlags, ResignPoint, TrainingRecord,

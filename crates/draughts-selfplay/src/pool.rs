@@ -71,6 +71,9 @@ pub enum SelfplayError {
     /// A worker thread panicked.
     #[error("self-play worker {0} panicked")]
     WorkerPanicked(usize),
+    /// The alpha-beta generator's engine could not be built.
+    #[error("self-play engine: {0}")]
+    Engine(String),
 }
 
 /// A finished game with its training records.
@@ -152,7 +155,7 @@ pub fn game_seed(master: u64, index: u64) -> u64 {
 }
 
 /// A seed for one purpose (`stream`) of a game.
-fn sub_seed(seed: u64, stream: u64) -> u64 {
+pub(crate) fn sub_seed(seed: u64, stream: u64) -> u64 {
     splitmix(seed.wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
 }
 
@@ -163,17 +166,118 @@ fn splitmix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A new game after `plies` uniformly random plies (fewer if the game would end), and the
+/// number played.
+pub(crate) fn random_opening(rules: Rules, plies: u32, rng: &mut ChaCha8Rng) -> (Game, u16) {
+    let mut game = Game::new(rules);
+    let mut played = 0;
+    for _ in 0..plies {
+        let moves = game.legal_moves();
+        if moves.is_empty() {
+            break;
+        }
+        game.play_unchecked(moves[rng.gen_range(0..moves.len())]);
+        if game.outcome().is_some() {
+            // Never hand the search a finished game.
+            game.undo();
+            break;
+        }
+        played += 1;
+    }
+    (game, played)
+}
+
 /// A searched position waiting for its game's result.
 #[derive(Clone, Debug)]
-struct PendingRecord {
-    position: Position,
-    counters: Counters,
-    repetitions: u8,
-    ply: u16,
-    policy: Vec<PolicyEntry>,
-    root_wdl: [f32; 3],
-    full: bool,
-    past_resignation: bool,
+pub(crate) struct PendingRecord {
+    pub position: Position,
+    pub counters: Counters,
+    pub repetitions: u8,
+    pub ply: u16,
+    pub policy: Vec<PolicyEntry>,
+    pub root_wdl: [f32; 3],
+    pub full: bool,
+    pub past_resignation: bool,
+}
+
+impl PendingRecord {
+    /// The record of the game's current position, before its move is played.
+    pub fn of(game: &Game, policy: Vec<PolicyEntry>, root_wdl: [f32; 3], full: bool, past_resignation: bool) -> PendingRecord {
+        PendingRecord {
+            position: *game.position(),
+            counters: game.counters(),
+            repetitions: game.repetition_count().min(u8::MAX as u32) as u8,
+            ply: game.ply() as u16,
+            policy,
+            root_wdl,
+            full,
+            past_resignation,
+        }
+    }
+}
+
+/// What a finished game is made of, whichever generator played it.
+#[derive(Debug)]
+pub(crate) struct Played {
+    pub index: u64,
+    pub seed: u64,
+    pub worker: usize,
+    pub game: Game,
+    pub end: GameEnd,
+    pub opening_plies: u16,
+    pub playthrough: bool,
+    pub resign: Option<ResignPoint>,
+    pub pending: Vec<PendingRecord>,
+    pub full_searches: u32,
+    pub fast_searches: u32,
+}
+
+impl Played {
+    /// The finished game: results, moves left and flags filled in.
+    pub fn finish(self) -> FinishedGame {
+        let end_ply = self.game.ply();
+        let end = self.end;
+        let winner = end.winner();
+        let game_flags = RecordFlags::default()
+            .with(RecordFlags::PLAYTHROUGH, self.playthrough)
+            .with(RecordFlags::MAX_PLIES, end == GameEnd::MaxPlies)
+            .with(RecordFlags::RESIGNED, matches!(end, GameEnd::Resigned { .. }));
+        let records: Vec<TrainingRecord> = self
+            .pending
+            .into_iter()
+            .map(|p| TrainingRecord {
+                result: Wdl::for_side(winner, p.position.side_to_move()),
+                moves_left: (end_ply - p.ply as usize).min(u16::MAX as usize) as u16,
+                flags: game_flags
+                    .with(RecordFlags::FULL_SEARCH, p.full)
+                    .with(RecordFlags::PAST_RESIGNATION, p.past_resignation)
+                    .with(RecordFlags::QUIET, !p.position.has_capture()),
+                position: p.position,
+                counters: p.counters,
+                repetitions: p.repetitions,
+                ply: p.ply,
+                policy: p.policy,
+                root_wdl: p.root_wdl,
+            })
+            .collect();
+        FinishedGame {
+            summary: GameSummary {
+                index: self.index,
+                seed: self.seed,
+                plies: end_ply.min(u16::MAX as usize) as u16,
+                opening_plies: self.opening_plies,
+                records: records.len() as u32,
+                end,
+                playthrough: self.playthrough,
+                resign: self.resign,
+            },
+            worker: self.worker,
+            game: self.game,
+            records,
+            full_searches: self.full_searches,
+            fast_searches: self.fast_searches,
+        }
+    }
 }
 
 /// One game in flight.
@@ -196,9 +300,9 @@ struct Slot {
 /// Live counters shared by the pools of a run (read by the progress callback).
 #[derive(Debug, Default)]
 pub(crate) struct Live {
-    positions: AtomicU64,
-    calls: AtomicU64,
-    moves: AtomicU64,
+    pub positions: AtomicU64,
+    pub calls: AtomicU64,
+    pub moves: AtomicU64,
 }
 
 /// A worker's pool of games in flight over one evaluator.
@@ -374,21 +478,7 @@ impl<E: Evaluator> Pool<E> {
         let seed = game_seed(self.config.seed, index);
         let mut rng = ChaCha8Rng::seed_from_u64(sub_seed(seed, 1));
         let playthrough = rng.gen::<f32>() < self.config.resign_playthrough_fraction;
-        let mut game = Game::new(self.rules);
-        let mut opening_plies = 0;
-        for _ in 0..self.config.random_opening_plies {
-            let moves = game.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            game.play_unchecked(moves[rng.gen_range(0..moves.len())]);
-            if game.outcome().is_some() {
-                // Never hand the search a finished game.
-                game.undo();
-                break;
-            }
-            opening_plies += 1;
-        }
+        let (game, opening_plies) = random_opening(self.rules, self.config.random_opening_plies, &mut rng);
         let mcts = MctsConfig { seed: sub_seed(seed, 2), ..self.mcts };
         let mut search = Search::new(game, mcts).map_err(|e| self.search_error(index, e))?;
         let budget = self.mcts.draw_budget(&mut rng);
@@ -455,16 +545,8 @@ impl<E: Evaluator> Pool<E> {
         }
 
         if full || cfg.record_fast_searches {
-            slot.pending.push(PendingRecord {
-                position: *game.position(),
-                counters: game.counters(),
-                repetitions: game.repetition_count().min(u8::MAX as u32) as u8,
-                ply: ply as u16,
-                policy: quantise_policy(&out.policy_target),
-                root_wdl: out.root_wdl,
-                full,
-                past_resignation: slot.playthrough && slot.resign.is_some(),
-            });
+            let past = slot.playthrough && slot.resign.is_some();
+            slot.pending.push(PendingRecord::of(game, quantise_policy(&out.policy_target), out.root_wdl, full, past));
         }
         if resign_now.is_some() {
             return Ok(resign_now);
@@ -490,49 +572,23 @@ impl<E: Evaluator> Pool<E> {
 
     /// Turns a finished slot into a [`FinishedGame`]: results, moves left and flags.
     fn finish(&mut self, slot: Slot, end: GameEnd) -> FinishedGame {
-        let game = slot.search.game().clone();
-        let end_ply = game.ply();
-        let winner = end.winner();
-        let game_flags = RecordFlags::default()
-            .with(RecordFlags::PLAYTHROUGH, slot.playthrough)
-            .with(RecordFlags::MAX_PLIES, end == GameEnd::MaxPlies)
-            .with(RecordFlags::RESIGNED, matches!(end, GameEnd::Resigned { .. }));
-        let records: Vec<TrainingRecord> = slot
-            .pending
-            .into_iter()
-            .map(|p| TrainingRecord {
-                result: Wdl::for_side(winner, p.position.side_to_move()),
-                moves_left: (end_ply - p.ply as usize).min(u16::MAX as usize) as u16,
-                flags: game_flags
-                    .with(RecordFlags::FULL_SEARCH, p.full)
-                    .with(RecordFlags::PAST_RESIGNATION, p.past_resignation),
-                position: p.position,
-                counters: p.counters,
-                repetitions: p.repetitions,
-                ply: p.ply,
-                policy: p.policy,
-                root_wdl: p.root_wdl,
-            })
-            .collect();
-        self.stats.games += 1;
-        self.stats.records += records.len() as u64;
-        FinishedGame {
-            summary: GameSummary {
-                index: slot.index,
-                seed: slot.seed,
-                plies: end_ply.min(u16::MAX as usize) as u16,
-                opening_plies: slot.opening_plies,
-                records: records.len() as u32,
-                end,
-                playthrough: slot.playthrough,
-                resign: slot.resign,
-            },
+        let g = Played {
+            index: slot.index,
+            seed: slot.seed,
             worker: self.worker,
-            game,
-            records,
+            game: slot.search.game().clone(),
+            end,
+            opening_plies: slot.opening_plies,
+            playthrough: slot.playthrough,
+            resign: slot.resign,
+            pending: slot.pending,
             full_searches: slot.full_searches,
             fast_searches: slot.fast_searches,
         }
+        .finish();
+        self.stats.games += 1;
+        self.stats.records += g.records.len() as u64;
+        g
     }
 
     /// Evaluates the first `n` queued leaves in one call and hands the answers back.
@@ -654,8 +710,8 @@ pub fn run_workers<E, F, S, SE, P>(
     mcts: &MctsConfig,
     factory: F,
     games: u64,
-    mut sink: S,
-    mut progress: P,
+    sink: S,
+    progress: P,
 ) -> Result<Progress, SelfplayError>
 where
     E: Evaluator,
@@ -666,6 +722,38 @@ where
 {
     config.validate()?;
     mcts.validate()?;
+    drive(
+        config,
+        games,
+        |w, claim, emit, stop, live| {
+            let evaluator = factory(w);
+            let mut pool = Pool::new(config, mcts, evaluator, w)?.with_stop_flag(stop.clone()).with_live(live.clone());
+            pool.run(claim, emit)
+        },
+        sink,
+        progress,
+    )
+}
+
+/// Runs `config.workers` workers on their own threads until `games` games are finished, handing
+/// every finished game to `sink` on the calling thread (see [`run_workers`]). A worker
+/// (`work(worker, claim, emit, stop, live)`) plays the games that `claim` hands out until it
+/// returns `None`, hands each finished game to `emit` (stopping when it breaks), watches `stop`
+/// and counts its work in `live`.
+pub(crate) fn drive<W, S, SE, P>(config: &SelfplayConfig, games: u64, work: W, mut sink: S, mut progress: P) -> Result<Progress, SelfplayError>
+where
+    W: Fn(
+            usize,
+            &mut dyn FnMut() -> Option<u64>,
+            &mut dyn FnMut(FinishedGame) -> ControlFlow<()>,
+            &Arc<AtomicBool>,
+            &Arc<Live>,
+        ) -> Result<(), SelfplayError>
+        + Sync,
+    S: FnMut(FinishedGame) -> Result<(), SE>,
+    SE: Into<Box<dyn StdError + Send + Sync>>,
+    P: FnMut(&Progress) -> ControlFlow<()>,
+{
     let start = Instant::now();
     let next = AtomicU64::new(0);
     let stop = Arc::new(AtomicBool::new(false));
@@ -676,18 +764,17 @@ where
         let (tx, rx) = mpsc::sync_channel::<FinishedGame>(config.games_in_flight * config.workers);
         let handles: Vec<_> = (0..config.workers)
             .map(|w| {
-                let (tx, stop, live, next, factory) = (tx.clone(), stop.clone(), live.clone(), &next, &factory);
+                let (tx, stop, live, next, work) = (tx.clone(), stop.clone(), live.clone(), &next, &work);
                 scope.spawn(move || -> Result<(), SelfplayError> {
-                    let evaluator = factory(w);
-                    let mut pool = Pool::new(config, mcts, evaluator, w)?.with_stop_flag(stop.clone()).with_live(live);
-                    let claim = || {
+                    let mut claim = || {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         (i < games && !stop.load(Ordering::Relaxed)).then_some(i)
                     };
-                    let result = pool.run(claim, |g| match tx.send(g) {
+                    let mut emit = |g| match tx.send(g) {
                         Ok(()) => ControlFlow::Continue(()),
                         Err(_) => ControlFlow::Break(()),
-                    });
+                    };
+                    let result = work(w, &mut claim, &mut emit, &stop, &live);
                     if result.is_err() {
                         // One worker failing ends the run.
                         stop.store(true, Ordering::Relaxed);

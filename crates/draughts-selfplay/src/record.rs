@@ -156,8 +156,11 @@ impl RecordFlags {
     pub const MAX_PLIES: RecordFlags = RecordFlags(8);
     /// The game ended by resignation.
     pub const RESIGNED: RecordFlags = RecordFlags(16);
+    /// The position is quiet: the side to move has no capture (shard format 2). These are the
+    /// only positions an alpha-beta search evaluates.
+    pub const QUIET: RecordFlags = RecordFlags(32);
     /// Every bit the format defines.
-    pub const ALL: RecordFlags = RecordFlags(31);
+    pub const ALL: RecordFlags = RecordFlags(63);
 
     /// Whether every bit of `other` is set.
     pub fn contains(self, other: RecordFlags) -> bool {

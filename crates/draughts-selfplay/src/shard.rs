@@ -1,13 +1,16 @@
 //! Shard files: immutable, versioned, checksummed batches of training records.
 //!
-//! # Format, version 1
+//! # Format, version 2
+//!
+//! Version 2 is version 1 with one more record flag ([`crate::RecordFlags::QUIET`]); readers
+//! accept both (a version-1 record never has the flag).
 //!
 //! All integers little-endian.
 //!
 //! ```text
 //! offset  size  field
 //!      0     8  magic "DRSHARD\0"
-//!      8     4  format version (u32) = 1
+//!      8     4  format version (u32) = 2
 //!     12     8  file length in bytes, checksum included (u64)
 //!     20     8  creation time, Unix seconds (u64)
 //!     28     8  master seed of the self-play run (u64)
@@ -52,8 +55,10 @@ use crate::SelfplayConfig;
 
 /// The first eight bytes of every shard.
 pub const MAGIC: [u8; 8] = *b"DRSHARD\0";
-/// The format version this crate writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this crate writes.
+pub const VERSION: u32 = 2;
+/// The oldest format version this crate reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// The largest shard a reader accepts (a guard against reading a huge stray file).
 pub const MAX_SHARD_BYTES: u64 = 1 << 30;
 /// Size of magic, version and length: what a reader needs before it can tell truncation.
@@ -238,7 +243,7 @@ fn decode(bytes: &[u8]) -> Result<Shard, ShardErrorKind> {
         return Err(ShardErrorKind::Truncated { at: len, expected: PREFIX as u64 });
     }
     let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(ShardErrorKind::UnsupportedVersion { found: version, supported: VERSION });
     }
     if bytes.len() < PREFIX {

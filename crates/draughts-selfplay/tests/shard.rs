@@ -120,11 +120,17 @@ fn magic_version_and_contents_are_checked() {
     assert!(err.to_string().contains("not a shard file"), "{err}");
 
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&2u32.to_le_bytes());
+    future[8..12].copy_from_slice(&3u32.to_le_bytes());
     reseal(&mut future);
     let err = decode_shard(&future, path).unwrap_err();
-    assert!(matches!(err.kind, ShardErrorKind::UnsupportedVersion { found: 2, supported: 1 }));
-    assert!(err.to_string().contains("unsupported format version 2"), "{err}");
+    assert!(matches!(err.kind, ShardErrorKind::UnsupportedVersion { found: 3, supported: 2 }));
+    assert!(err.to_string().contains("unsupported format version 3"), "{err}");
+
+    // Version 1 (the same layout without the quiet flag) still reads.
+    let mut old = good.clone();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    reseal(&mut old);
+    assert_eq!(decode_shard(&old, path).unwrap(), decode_shard(&good, path).unwrap());
 
     let mut longer = good.clone();
     longer.extend_from_slice(b"junk");

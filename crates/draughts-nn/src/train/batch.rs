@@ -8,7 +8,8 @@
 //!   (the shard format already makes the weights sum to 65535);
 //! - the mask is true on the policy target's moves and on every legal move of the position under
 //!   the shard's rules (generated with `draughts_core`);
-//! - the win/draw/loss target is `(1 - mix) * one_hot(result) + mix * root_wdl`;
+//! - the win/draw/loss target is `(1 - mix) * one_hot(result) + mix * root_wdl`, with value
+//!   weight 1, or 0 for a position with a capture pending under `value_quiet_only`;
 //! - the moves-left target is `moves_left / moves_left_scale`;
 //! - the policy weight is 1 for records with [`RecordFlags::FULL_SEARCH`] and a non-empty
 //!   policy, else 0: fast-search records (playout-cap randomisation) train the value heads only,
@@ -42,6 +43,8 @@ pub struct TargetParams {
     pub root_value_mix: f32,
     /// Plies per unit of the moves-left target.
     pub moves_left_scale: f32,
+    /// Value targets only for quiet positions.
+    pub value_quiet_only: bool,
 }
 
 impl TargetParams {
@@ -50,6 +53,7 @@ impl TargetParams {
         TargetParams {
             root_value_mix: config.root_value_mix as f32,
             moves_left_scale: config.moves_left_scale as f32,
+            value_quiet_only: config.value_quiet_only,
         }
     }
 }
@@ -70,6 +74,9 @@ pub struct Batch {
     pub policy_weight: Vec<f32>,
     /// Win/draw/loss targets, `size * 3`.
     pub wdl: Vec<f32>,
+    /// 1 for rows that train the value, 0 for the others (positions with a capture pending,
+    /// under `value_quiet_only`); `size`.
+    pub value_weight: Vec<f32>,
     /// Moves-left targets (scaled), `size`.
     pub moves_left: Vec<f32>,
 }
@@ -88,6 +95,7 @@ impl Batch {
         self.mask.clear();
         self.policy_weight.clear();
         self.wdl.clear();
+        self.value_weight.clear();
         self.moves_left.clear();
     }
 
@@ -150,6 +158,8 @@ impl Batch {
         for k in 0..3 {
             self.wdl.push((1.0 - mix) * result[k] + mix * root[k]);
         }
+        let trains_value = !params.value_quiet_only || !pos.has_capture();
+        self.value_weight.push(if trains_value { 1.0 } else { 0.0 });
         self.moves_left
             .push(f32::from(record.moves_left) / params.moves_left_scale);
         self.size += 1;
@@ -173,6 +183,8 @@ impl Batch {
                 .f_to_device(device)?,
             policy_weight: t(&self.policy_weight, &[b])?,
             wdl: t(&self.wdl, &[b, 3])?,
+            value_rows: self.value_weight.iter().filter(|&&w| w > 0.0).count(),
+            value_weight: t(&self.value_weight, &[b])?,
             moves_left: t(&self.moves_left, &[b])?,
         })
     }
@@ -205,6 +217,10 @@ pub struct BatchTensors {
     pub policy_weight: Tensor,
     /// `[B, 3]` floats.
     pub wdl: Tensor,
+    /// `[B]` floats: 1 for rows that train the value.
+    pub value_weight: Tensor,
+    /// Rows with value weight 1.
+    pub value_rows: usize,
     /// `[B]` floats.
     pub moves_left: Tensor,
 }

@@ -96,6 +96,11 @@ pub struct TrainConfig {
     /// The win/draw/loss target: `(1 - root_value_mix) * game result + root_value_mix * the
     /// search's root estimate`, in 0..=1. Default 0.0 (the game result only).
     pub root_value_mix: f64,
+    /// Train the value (win/draw/loss) only on quiet positions, those without a capture
+    /// pending: the only positions an alpha-beta search asks its evaluation about (a sparse
+    /// network as the engine's evaluation). The policy still trains on every position. Default
+    /// false.
+    pub value_quiet_only: bool,
     /// Weight of the moves-left loss (used only when the net has that head). Default 0.1.
     pub moves_left_weight: f64,
     /// The moves-left head predicts `moves_left / moves_left_scale` (plies); its loss is the
@@ -138,6 +143,7 @@ impl Default for TrainConfig {
             policy_loss_weight: 1.0,
             value_loss_weight: 1.0,
             root_value_mix: 0.0,
+            value_quiet_only: false,
             moves_left_weight: 0.1,
             moves_left_scale: 100.0,
             window_min: 100_000,

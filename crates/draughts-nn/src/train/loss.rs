@@ -4,7 +4,7 @@
 //!   the logits over the legal-move mask (logits off the mask are `-inf` before the softmax, so
 //!   illegal moves get probability exactly 0), averaged over the rows that train the policy;
 //! - wdl: cross-entropy of the (soft) win/draw/loss target against the log-softmax of the value
-//!   logits, averaged over the batch;
+//!   logits, averaged over the rows that train the value (every row, or the quiet ones);
 //! - moves left (nets with that head): Huber loss (delta 1) between the head's output and the
 //!   scaled moves-left target, averaged over the batch;
 //! - total: `policy_loss_weight * policy + value_loss_weight * wdl + moves_left_weight *
@@ -61,13 +61,16 @@ pub fn compute(
         .f_sum(Kind::Float)?
         .f_div_scalar(rows)?;
 
+    // Averaged over the rows that train the value (all of them unless `value_quiet_only`).
     let wdl = out
         .wdl
         .f_log_softmax(-1, Kind::Float)?
         .f_mul(&batch.wdl)?
         .f_sum_dim_intlist(-1, false, Kind::Float)?
         .f_neg()?
-        .f_mean(Kind::Float)?;
+        .f_mul(&batch.value_weight)?
+        .f_sum(Kind::Float)?
+        .f_div_scalar(batch.value_rows.max(1) as f64)?;
 
     let mut total = policy
         .f_mul_scalar(config.policy_loss_weight)?

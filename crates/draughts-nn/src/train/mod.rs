@@ -234,6 +234,27 @@ pub struct TrainStats {
     pub wait_seconds: f64,
 }
 
+impl TrainStats {
+    /// Adds the stats of a later run of steps (means weighted by steps; the last rate and
+    /// regulariser win).
+    pub fn merge(&mut self, other: &TrainStats) {
+        let (a, b) = (self.steps as f64, other.steps as f64);
+        let total = (a + b).max(1.0);
+        let mean = |x: f64, y: f64| (x * a + y * b) / total;
+        self.loss = mean(self.loss, other.loss);
+        self.policy = mean(self.policy, other.policy);
+        self.wdl = mean(self.wdl, other.wdl);
+        self.moves_left = mean(self.moves_left, other.moves_left);
+        self.steps += other.steps;
+        self.samples += other.samples;
+        self.reg = other.reg;
+        self.lr = other.lr;
+        self.seconds += other.seconds;
+        self.wait_seconds += other.wait_seconds;
+        self.samples_per_s = self.samples as f64 / self.seconds.max(1e-9);
+    }
+}
+
 /// Owns a [`Net`] and its optimizer, and trains it.
 #[derive(Debug)]
 pub struct Trainer {

@@ -325,6 +325,12 @@ impl Window {
         steps as u64
     }
 
+    /// Returns `steps` steps of `batch_size` that [`Window::take_steps`] handed out but were
+    /// not trained (a stage cut short by its deadline), so a later stage takes them.
+    pub fn give_back_steps(&mut self, steps: u64, batch_size: usize) {
+        self.state.sample_budget += steps as f64 * batch_size.max(1) as f64;
+    }
+
     /// Sets the window parameters from `config` (a changed config on restart) and trims.
     pub fn set_config(&mut self, config: &TrainConfig) {
         self.params = WindowParams::of(config);

@@ -1,0 +1,110 @@
+//! The alpha-beta generator: games played by the alpha-beta engine against itself at a fixed
+//! node budget, with the learned evaluation (or the hand-made one for the first generation).
+//!
+//! Every position searched becomes a record: the policy target is the move the search played
+//! (one-hot), the root estimate is the search score turned into win/draw/loss
+//! ([`draughts_engine::wdl_from_score`]), which the trainer blends with the game result
+//! (`train.root_value_mix`), and the [`RecordFlags::QUIET`](crate::RecordFlags::QUIET) flag says
+//! whether a capture was pending. Openings are diverse: `random_opening_plies` random plies,
+//! then for `temperature_plies` plies a seeded choice among the moves within
+//! `alphabeta_margin` centi-men of the best. Node-limited searches are deterministic, so game
+//! `i` of a run depends only on (seed, i) and the network, as with the MCTS generator.
+
+use std::error::Error as StdError;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use draughts_core::Rules;
+use draughts_engine::{wdl_from_score, Engine, EngineConfig, Limits, Noise};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::config::SelfplayConfig;
+use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError};
+use crate::record::{quantise_policy, GameEnd};
+
+/// Plays game `index` of a run with `engine`. Returns `None` when `stop` was set mid-game.
+pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, index: u64, worker: usize, stop: &AtomicBool, nodes: &mut u64) -> Option<FinishedGame> {
+    let seed = game_seed(config.seed, index);
+    let mut rng = ChaCha8Rng::seed_from_u64(sub_seed(seed, 1));
+    let (mut game, opening_plies) = random_opening(rules, config.random_opening_plies, &mut rng);
+    engine.new_game();
+    let mut pending = Vec::new();
+    let end = loop {
+        if let Some(outcome) = game.outcome() {
+            break GameEnd::Rules(outcome);
+        }
+        if game.ply() >= config.max_plies as usize {
+            break GameEnd::MaxPlies;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let noise = (game.ply() < config.temperature_plies as usize && config.alphabeta_margin > 0)
+            .then(|| Noise { margin: config.alphabeta_margin, seed: rng.gen() });
+        let limits = Limits { nodes: Some(config.alphabeta_nodes), noise, ..Limits::default() };
+        let r = engine.search(&game, &limits, stop, &mut |_| {});
+        *nodes += r.nodes;
+        // Invariant: a game that is not over always gets a move.
+        let mv = r.best?;
+        pending.push(PendingRecord::of(&game, quantise_policy(&[(mv, 1.0)]), wdl_from_score(r.score), true, false));
+        game.play_unchecked(mv);
+    };
+    let searches = pending.len() as u32;
+    Some(
+        Played {
+            index,
+            seed,
+            worker,
+            game,
+            end,
+            opening_plies,
+            playthrough: false,
+            resign: None,
+            pending,
+            full_searches: searches,
+            fast_searches: 0,
+        }
+        .finish(),
+    )
+}
+
+/// Runs `config.workers` alpha-beta workers (each with its own engine, built from `engine` with
+/// `alphabeta_hash_mib` of table) until `games` games are finished, handing every finished game
+/// to `sink` on the calling thread; `progress` as in [`crate::run_workers`] (its `positions`
+/// count the nodes searched, `evaluator_calls` the searches).
+pub fn run_alphabeta_workers<S, SE, P>(
+    config: &SelfplayConfig,
+    engine: &EngineConfig,
+    games: u64,
+    sink: S,
+    progress: P,
+) -> Result<Progress, SelfplayError>
+where
+    S: FnMut(FinishedGame) -> Result<(), SE>,
+    SE: Into<Box<dyn StdError + Send + Sync>>,
+    P: FnMut(&Progress) -> ControlFlow<()>,
+{
+    let rules = config.validate()?;
+    let engine = EngineConfig { tt_mib: config.alphabeta_hash_mib, ..engine.clone() };
+    drive(
+        config,
+        games,
+        |w, claim, emit, stop, live| {
+            let mut e = Engine::new(engine.clone()).map_err(|err| SelfplayError::Engine(err.to_string()))?;
+            while let Some(index) = claim() {
+                let mut nodes = 0;
+                let Some(game) = play_game(&mut e, config, rules, index, w, stop, &mut nodes) else { return Ok(()) };
+                live.positions.fetch_add(nodes, Ordering::Relaxed);
+                live.calls.fetch_add(game.full_searches as u64, Ordering::Relaxed);
+                live.moves.fetch_add(game.full_searches as u64, Ordering::Relaxed);
+                if emit(game).is_break() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        },
+        sink,
+        progress,
+    )
+}
