@@ -33,6 +33,25 @@ enum What {
         #[arg(long, default_value_t = DEFAULT_BENCH_DEPTH)]
         depth: u32,
     },
+    /// The native sparse network: positions/s from scratch and per incremental update (AVX2 and
+    /// scalar kernels), alpha-beta nodes/s with it against the hand-made evaluation on the
+    /// bench positions (alternating rounds, one core), and MCTS evaluations/s natively against
+    /// a ResNet through libtorch.
+    Nnue {
+        /// The sparse model (model or run directory, or checkpoint).
+        #[arg(long)]
+        model: std::path::PathBuf,
+        /// A ResNet model to compare MCTS evaluations with (default: the shipped models/cpu-2h
+        /// when it is there).
+        #[arg(long)]
+        resnet: Option<std::path::PathBuf>,
+        /// Depth of the alpha-beta bench.
+        #[arg(long, default_value_t = 9)]
+        depth: u32,
+        /// Rounds of the alpha-beta comparison (each searches the bench with both evaluations).
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
     /// Perft leaves per second from the start position, single-threaded and parallel.
     Perft {
         /// Shallowest depth.
@@ -52,6 +71,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Some(What::Perft { min_depth, max_depth, threads }) => bench_perft(min_depth, max_depth, threads),
         Some(What::Search { depth }) => bench_search(depth),
         Some(What::Selfplay { config, games, overrides }) => bench_selfplay(&config, games, &overrides),
+        Some(What::Nnue { model, resnet, depth, rounds }) => bench_nnue(&model, resnet.as_deref(), depth, rounds),
         None => bench_search(DEFAULT_BENCH_DEPTH),
     }
 }
@@ -108,6 +128,107 @@ fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[Strin
         stats.plies as f64 / stats.games.max(1) as f64,
         stats.records
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Nanoseconds per call of `f` over `items`, best of three passes (the machine is noisy; the
+/// best pass is the least disturbed).
+fn per_item<T>(items: &[T], mut f: impl FnMut(&T)) -> f64 {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            items.iter().for_each(&mut f);
+            t.elapsed().as_secs_f64() * 1e9 / items.len().max(1) as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: u32, rounds: u32) -> anyhow::Result<ExitCode> {
+    use std::sync::Arc;
+
+    use draughts_engine::{bench as hand_bench, bench_with, EngineConfig};
+    use draughts_mcts::{Budget, Evaluator, NnueEvaluator};
+    use draughts_nnue::{Network, Scratch, Simd};
+
+    let net = crate::models::load_native(model)?;
+    println!("network {} ({}, {} parameters)", net.model_id(), net.architecture().short_name(), net.parameter_count());
+    // Positions from seeded random games, each with the move played from it.
+    let states = draughts_nn::bench::sample_states(20_000, draughts_nn::bench::BENCH_SEED);
+    let mut pairs = Vec::new();
+    for s in &states {
+        let moves = s.position.legal_moves();
+        if let Some(&mv) = moves.first() {
+            pairs.push((s.position, mv, moves));
+        }
+    }
+    println!("native evaluation, one core, {} positions from random games (ns per position, best of 3 passes):", pairs.len());
+    println!("{:<10} {:>10} {:>10} {:>10} {:>12} {:>14}", "kernels", "refresh", "update", "evaluate", "update+eval", "scratch+policy");
+    for simd in [Simd::Auto, Simd::Scalar] {
+        let n: Network = (*net).clone().with_simd(simd);
+        let mut scratch = Scratch::default();
+        let (mut a, mut b) = (n.new_accumulator(), n.new_accumulator());
+        let mut sink = 0.0f32;
+        let refresh = per_item(&pairs, |(p, _, _)| n.refresh(p, &mut a));
+        let update = per_item(&pairs, |(p, m, _)| n.update(&a, p, m, &mut b));
+        let eval = per_item(&pairs, |(p, _, _)| sink += n.evaluate(&a, p.side_to_move(), &mut scratch).wdl_logits[0]);
+        let both = per_item(&pairs, |(p, m, _)| {
+            n.update(&a, p, m, &mut b);
+            sink += n.evaluate(&b, !p.side_to_move(), &mut scratch).wdl_logits[0];
+        });
+        let mut policy = Vec::new();
+        let full = per_item(&pairs, |(p, _, moves)| sink += n.evaluate_position(p, moves, &mut scratch, &mut policy).wdl_logits[1]);
+        println!("{:<10} {refresh:>10.0} {update:>10.0} {eval:>10.0} {both:>12.0} {full:>14.0}", n.kernels());
+        println!(
+            "{:<10} from scratch {:.0} positions/s; incremental update + evaluation {:.0} positions/s; with the policy {:.0} positions/s{}",
+            "",
+            1e9 / (refresh + eval),
+            1e9 / both,
+            1e9 / full,
+            if sink.is_nan() { " (NaN seen)" } else { "" }
+        );
+    }
+
+    println!("alpha-beta on the bench positions, depth {depth}, one core (rounds alternate the two evaluations):");
+    let mut ratios = Vec::new();
+    for round in 1..=rounds.max(1) {
+        let h = hand_bench(depth);
+        let l = bench_with(EngineConfig::learned(net.clone()), depth);
+        let ratio = l.nps as f64 / h.nps.max(1) as f64;
+        ratios.push(ratio);
+        println!(
+            "round {round}: hand-made {} nodes {} nodes/s | network {} nodes {} nodes/s | ratio {:.1}%",
+            h.nodes, h.nps, l.nodes, l.nps, 100.0 * ratio
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!("median ratio: {:.1}% of the hand-made nodes/s", 100.0 * ratios[ratios.len() / 2]);
+
+    println!("MCTS evaluations/s (one search at a time, 800 simulations from each of 8 positions, one core):");
+    let mcts_rate = |evaluator: &dyn Evaluator| -> anyhow::Result<f64> {
+        let config = crate::nnplayers::play_config(800);
+        let start = Instant::now();
+        let mut sims = 0u64;
+        for s in states.iter().step_by(states.len() / 8).take(8) {
+            let game = draughts_core::Game::with_counters(s.position, s.counters, draughts_core::Rules::FMJD);
+            if game.outcome().is_some() {
+                continue;
+            }
+            let mut search = draughts_mcts::Search::new(game, config)?;
+            sims += search.search(evaluator, Budget::full(800))?.simulations as u64 + 1;
+        }
+        Ok(sims as f64 / start.elapsed().as_secs_f64())
+    };
+    let native = mcts_rate(&NnueEvaluator::new(Arc::clone(&net)))?;
+    println!("native sparse network:  {native:>10.0} evaluations/s");
+    let default_resnet = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/cpu-2h");
+    let resnet = resnet.map(std::path::Path::to_path_buf).or_else(|| default_resnet.is_dir().then_some(default_resnet));
+    if let Some(r) = resnet {
+        draughts_nn::tch::set_num_threads(1);
+        let (rnet, meta) = crate::models::load_model(&r, draughts_nn::tch::Device::Cpu)?;
+        let evaluator = draughts_nn::NetEvaluator::new(rnet, 256);
+        let slow = mcts_rate(&evaluator)?;
+        println!("ResNet {} ({}) through libtorch: {slow:>10.0} evaluations/s ({:.0}x fewer)", meta.model_id, meta.architecture.short_name(), native / slow.max(1e-9));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

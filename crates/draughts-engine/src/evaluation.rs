@@ -66,7 +66,9 @@ impl Evaluation for HandMade<'_> {
     }
 }
 
-/// The learned evaluation: a sparse network with one accumulator per ply.
+/// The learned evaluation: a sparse network with one accumulator per ply. (A cache of scores
+/// by position hash was tried and measured slower: its misses cost more than the evaluations
+/// it saves.)
 #[derive(Debug)]
 pub struct Learned {
     net: Arc<Network>,
@@ -85,7 +87,13 @@ impl Learned {
         let accs = (0..plies).map(|_| net.new_accumulator()).collect();
         // Any move: entries are written before they are read.
         let none = Position::start().legal_moves()[0];
-        Learned { net, accs, made: vec![(Position::start(), none); plies], fresh: vec![false; plies], scratch: Scratch::default() }
+        Learned {
+            net,
+            accs,
+            made: vec![(Position::start(), none); plies],
+            fresh: vec![false; plies],
+            scratch: Scratch::default(),
+        }
     }
 
     /// The network.
@@ -96,25 +104,11 @@ impl Learned {
     /// The score of `pos` from scratch (no search state needed).
     pub fn evaluate_position(&mut self, pos: &Position) -> i32 {
         self.set_root(pos);
-        self.evaluate(0, pos).0
-    }
-}
-
-impl Evaluation for Learned {
-    fn set_root(&mut self, pos: &Position) {
-        self.net.refresh(pos, &mut self.accs[0]);
-        self.fresh[0] = true;
+        self.score(0, pos)
     }
 
-    #[inline]
-    fn make(&mut self, ply: usize, before: &Position, mv: &Move) {
-        if ply + 1 < self.made.len() {
-            self.made[ply + 1] = (*before, *mv);
-            self.fresh[ply + 1] = false;
-        }
-    }
-
-    fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32) {
+    /// The network's score of `pos` at `ply`, bringing the accumulators up to date.
+    fn score(&mut self, ply: usize, pos: &Position) -> i32 {
         let ply = ply.min(self.accs.len() - 1);
         let mut k = ply;
         while k > 0 && !self.fresh[k] {
@@ -133,7 +127,27 @@ impl Evaluation for Learned {
             self.fresh[j] = true;
         }
         let out = self.net.evaluate(&self.accs[ply], pos.side_to_move(), &mut self.scratch);
-        (score_from_wdl(out.wdl()), one_step_moves(pos))
+        score_from_logits(out.wdl_logits)
+    }
+}
+
+impl Evaluation for Learned {
+    fn set_root(&mut self, pos: &Position) {
+        self.net.refresh(pos, &mut self.accs[0]);
+        self.fresh[0] = true;
+    }
+
+    #[inline]
+    fn make(&mut self, ply: usize, before: &Position, mv: &Move) {
+        if ply + 1 < self.made.len() {
+            self.made[ply + 1] = (*before, *mv);
+            self.fresh[ply + 1] = false;
+        }
+    }
+
+    #[inline]
+    fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32) {
+        (self.score(ply, pos), one_step_moves(pos))
     }
 }
 
@@ -145,6 +159,32 @@ pub const LEARNED_SCORE_LIMIT: i32 = 760;
 pub fn score_from_wdl(wdl: [f32; 3]) -> i32 {
     let e = (wdl[0] + 0.5 * wdl[1]).clamp(0.0005, 0.9995) as f64;
     ((100.0 * (e / (1.0 - e)).ln()).round() as i32).clamp(-LEARNED_SCORE_LIMIT, LEARNED_SCORE_LIMIT)
+}
+
+/// `ln(e^x + 1/2)` on [-16, 16] in steps of 1/32 (beyond, the ends are the limits that matter:
+/// a score is clamped long before).
+fn log_exp_half(x: f32) -> f32 {
+    const STEPS: f32 = 32.0;
+    const HALF_RANGE: f32 = 16.0;
+    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        (0..=(2.0 * HALF_RANGE * STEPS) as usize)
+            .map(|i| ((i as f64 / STEPS as f64 - HALF_RANGE as f64).exp() + 0.5).ln() as f32)
+            .collect()
+    });
+    let t = ((x.clamp(-HALF_RANGE, HALF_RANGE) + HALF_RANGE) * STEPS).min(2.0 * HALF_RANGE * STEPS - 1e-3);
+    let i = t as usize;
+    let f = t - i as f32;
+    table[i] + f * (table[i + 1] - table[i])
+}
+
+/// [`score_from_wdl`] of the softmax of win/draw/loss logits, without the exponentials:
+/// `E / (1 - E) = (e^(w-d) + 1/2) / (e^(l-d) + 1/2)`, each term from a table (the error is far
+/// below the rounding to whole centi-men).
+#[inline]
+pub fn score_from_logits(z: [f32; 3]) -> i32 {
+    let logit = log_exp_half(z[0] - z[1]) - log_exp_half(z[2] - z[1]);
+    ((100.0 * logit).round() as i32).clamp(-LEARNED_SCORE_LIMIT, LEARNED_SCORE_LIMIT)
 }
 
 /// The win/draw/loss estimate of a search score (the inverse of [`score_from_wdl`] on the
@@ -200,6 +240,23 @@ mod tests {
         assert_eq!(score_from_wdl([0.0, 1.0, 0.0]), 0);
         let w = wdl_from_score(100);
         assert!((w[0] + 0.5 * w[1] - 0.731).abs() < 0.001, "{w:?}");
+    }
+
+    #[test]
+    fn scores_from_logits_match_scores_from_probabilities() {
+        let mut state = 17u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 12.0
+        };
+        for _ in 0..20_000 {
+            let z = [next(), next(), next()];
+            let m = z[0].max(z[1]).max(z[2]);
+            let e = z.map(|x| (x - m).exp());
+            let s: f32 = e.iter().sum();
+            let direct = score_from_wdl(e.map(|x| x / s));
+            assert!((score_from_logits(z) - direct).abs() <= 1, "{z:?}: {} vs {direct}", score_from_logits(z));
+        }
     }
 
     #[test]

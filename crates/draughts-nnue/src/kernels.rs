@@ -377,7 +377,8 @@ mod avx2 {
             let zero = _mm256_setzero_ps();
             let mut j = 0;
             while j < m {
-                let mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(xp.add(j)), zero, _CMP_NEQ_OQ)) as usize;
+                let xs = if xp as usize % 32 == 0 { _mm256_load_ps(xp.add(j)) } else { _mm256_loadu_ps(xp.add(j)) };
+                let mask = _mm256_movemask_ps(_mm256_cmp_ps(xs, zero, _CMP_NEQ_OQ)) as usize;
                 let offsets = _mm_loadu_si128(NONZERO[mask].as_ptr() as *const __m128i);
                 let shifted = _mm_add_epi16(offsets, _mm_set1_epi16(j as i16));
                 _mm_storeu_si128(ip.add(count) as *mut __m128i, shifted);
@@ -391,6 +392,23 @@ mod avx2 {
                     *ai = load_f::<A>(bp.add(k0 + 8 * i));
                 }
                 let mut p = 0;
+                while p + 4 <= count {
+                    let (j0, j1) = (*ip.add(p) as usize, *ip.add(p + 1) as usize);
+                    let (j2, j3) = (*ip.add(p + 2) as usize, *ip.add(p + 3) as usize);
+                    let (x0, x1) = (_mm256_set1_ps(*xp.add(j0)), _mm256_set1_ps(*xp.add(j1)));
+                    let (x2, x3) = (_mm256_set1_ps(*xp.add(j2)), _mm256_set1_ps(*xp.add(j3)));
+                    let (r0, r1) = (wp.add(j0 * n + k0), wp.add(j1 * n + k0));
+                    let (r2, r3) = (wp.add(j2 * n + k0), wp.add(j3 * n + k0));
+                    for i in 0..4 {
+                        a[i] = _mm256_fmadd_ps(x0, load_f::<A>(r0.add(8 * i)), a[i]);
+                        c[i] = _mm256_fmadd_ps(x1, load_f::<A>(r1.add(8 * i)), c[i]);
+                    }
+                    for i in 0..4 {
+                        a[i] = _mm256_fmadd_ps(x2, load_f::<A>(r2.add(8 * i)), a[i]);
+                        c[i] = _mm256_fmadd_ps(x3, load_f::<A>(r3.add(8 * i)), c[i]);
+                    }
+                    p += 4;
+                }
                 while p + 2 <= count {
                     let (j0, j1) = (*ip.add(p) as usize, *ip.add(p + 1) as usize);
                     let (x0, x1) = (_mm256_set1_ps(*xp.add(j0)), _mm256_set1_ps(*xp.add(j1)));

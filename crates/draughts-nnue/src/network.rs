@@ -426,6 +426,14 @@ impl Network {
         (self.kernels.crelu)(them, h_them);
     }
 
+    /// How many of the first dense layer's inputs are 0 and how many 1 (clipped) for this
+    /// accumulator: the layer skips the zeros. For benchmarks and diagnostics.
+    pub fn activity(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> (usize, usize, usize) {
+        self.first_layer(acc, side, scratch);
+        let h = &scratch.h0;
+        (h.iter().filter(|&&x| x == 0.0).count(), h.iter().filter(|&&x| x == 1.0).count(), h.len())
+    }
+
     /// Evaluates the position whose accumulator is `acc`, `side` to move.
     pub fn evaluate(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> Output {
         self.first_layer(acc, side, scratch);
