@@ -194,7 +194,7 @@ mod tests {
                 n += 1;
             }
         }
-        assert!(n >= 3, "quickstart, cpu and gpu configs");
+        assert!(n >= 5, "quickstart, quickstart-resnet, sparse, cpu and gpu configs");
     }
 
     #[test]

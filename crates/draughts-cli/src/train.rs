@@ -42,7 +42,7 @@ fn resume_point(run: &RunDir) -> Option<(u64, PathBuf)> {
 }
 
 /// Steps trained between two looks at the deadline.
-const DEADLINE_CHUNK: u64 = 20;
+const DEADLINE_CHUNK: u64 = 8;
 
 /// Trains on the run's replay window and saves a checkpoint and the trainer state. With a
 /// `deadline`, training stops there (in whole chunks of steps; the steps not taken stay owed

@@ -238,12 +238,12 @@ fn match_against_a_dxp_engine_equals_the_in_process_match() {
     }
 }
 
-/// A temporary folder holding a run directory `run` with a fresh quickstart network (step 0)
+/// A temporary folder holding a run directory `run` with a fresh ResNet quickstart network (step 0)
 /// and two self-play games of two simulations.
 fn fresh_run(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("draughts-cli-{tag}-{}", std::process::id()));
     std::fs::remove_dir_all(&dir).ok();
-    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart.toml");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart-resnet.toml");
     let run = dir.join("run");
     let o = draughts(
         &["selfplay", "--config", config, "--run", run.to_str().unwrap(), "--games", "2", "--set", "selfplay.games_in_flight=2",
@@ -257,7 +257,7 @@ fn fresh_run(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 #[test]
 fn network_players_from_a_fresh_run_directory() {
     let (dir, run) = fresh_run("nn");
-    assert!(run.join("checkpoints/quickstart-s00000000.json").is_file());
+    assert!(run.join("checkpoints/resnet-quickstart-s00000000.json").is_file());
     assert!(std::fs::read_dir(run.join("games")).unwrap().count() >= 2, "a shard and its PDN");
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     assert!(metrics.lines().any(|l| l.contains("\"stage\":\"selfplay\"")), "{metrics}");
@@ -297,7 +297,7 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     };
     let o = export(&run);
     assert!(o.status.success(), "{}", stderr(&o));
-    let id = "quickstart-s00000000";
+    let id = "resnet-quickstart-s00000000";
     for f in [format!("{id}.json"), format!("{id}.safetensors"), "README.md".into(), "config.toml".into(), "config.prev-1.toml".into()] {
         assert!(model.join(&f).is_file(), "{f} missing");
     }
@@ -365,4 +365,105 @@ fn every_shipped_model_loads_and_has_its_card() {
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(stdout(&o).lines().any(|l| l.starts_with("done move=")), "{}", stdout(&o));
     }
+}
+
+/// The sparse network end to end: a loop of the alpha-beta generator (its first generation with
+/// the hand-made evaluation), then every way to play the result without libtorch.
+#[test]
+fn sparse_network_loop_and_players() {
+    let dir = std::env::temp_dir().join(format!("draughts-cli-sparse-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let run = dir.join("run");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/sparse.toml");
+    let sets = [
+        "net.accumulator=16", "net.hidden=[8]", "loop.games_per_cycle=6", "loop.cycles=2", "loop.max_minutes=5",
+        "selfplay.alphabeta_nodes=200", "selfplay.max_plies=120", "selfplay.alphabeta_hash_mib=1", "train.batch_size=32",
+        "train.window_min=100", "eval.games=2", "eval.candidate=alphabeta:depth=1", "eval.ladder=[\"alphabeta:depth=1\"]",
+    ];
+    let mut args = vec!["loop", "--config", config, "--run", run.to_str().unwrap()];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("cycle 2: sparse-s") && out.contains("vs alphabeta:depth=1"), "{out}");
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let generators: Vec<String> = metrics
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["stage"] == "selfplay")
+        .map(|v| v["generator"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(generators.len(), 2, "{metrics}");
+    assert!(generators[0].contains("hand-made"), "{generators:?}");
+    assert!(generators[1].contains("network sparse-s"), "{generators:?}");
+    let (_, sidecar, meta) = draughts_model::checkpoints_in(&run.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
+    assert_eq!(meta.architecture.kind, draughts_model::NetKind::Sparse);
+    let sidecar_text = std::fs::read_to_string(&sidecar).unwrap();
+    assert!(sidecar_text.contains("\"kind\": \"sparse\"") && !sidecar_text.contains("blocks"), "{sidecar_text}");
+    let r = run.to_str().unwrap();
+
+    // draughts search with the network.
+    let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "3", "--model", r], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("# evaluation: network sparse-s") && stdout(&o).contains("bestmove "), "{}", stdout(&o));
+    // The arena: alpha-beta with the network, and its MCTS (native).
+    let ab = format!("alphabeta:model={r},depth=2");
+    let o = draughts(&["match", "--a", &ab, "--b", "alphabeta:depth=2", "--games", "2", "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = draughts(&["match", "--a", &format!("mcts:model={r},sims=16"), "--b", "random", "--games", "2", "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = draughts(&["match", "--a", &format!("mcts:model={r},movetime=20"), "--b", "random", "--games", "2"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The Hub hard level is the engine with the network.
+    let input = "hub\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel nodes=500\ngo think\nquit\n";
+    let o = draughts(&["hub", "--model", r, "--level", "hard"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("alpha-beta with network sparse-s"), "{}", stdout(&o));
+    assert!(stdout(&o).lines().any(|l| l.starts_with("done move=")), "{}", stdout(&o));
+    // Export: the card describes the sparse kind and how it plays.
+    let model = dir.join("model");
+    let o = draughts(&["export", "--checkpoint", r, "--out", model.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(model.join("README.md")).unwrap();
+    assert!(card.contains("sparse: 2 x 200 piece-square features") && card.contains("alphabeta:model="), "{card}");
+
+    // A ResNet cannot be the engine's evaluation: a clear error, exit 2.
+    let (rdir, resnet) = fresh_run("sparse-resnet");
+    let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "2", "--model", resnet.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs a sparse network"), "{}", stderr(&o));
+    let o = draughts(&["match", "--a", &format!("alphabeta:model={},depth=1", resnet.display()), "--b", "random", "--games", "2"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    std::fs::remove_dir_all(&rdir).ok();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The loop's time budget: stages look at the clock between games and steps, and the last
+/// cycle is fitted into what is left, so the run ends near its budget.
+#[test]
+fn loop_ends_within_its_time_budget() {
+    let dir = std::env::temp_dir().join(format!("draughts-cli-budget-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let run = dir.join("run");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/sparse.toml");
+    let sets = [
+        "net.accumulator=16", "net.hidden=[8]", "loop.games_per_cycle=1000000", "loop.max_minutes=0.25",
+        "selfplay.alphabeta_nodes=200", "selfplay.alphabeta_hash_mib=1", "train.batch_size=16", "train.window_min=100",
+        "eval.games=2", "eval.candidate=alphabeta:depth=1", "eval.ladder=[\"alphabeta:depth=1\"]",
+    ];
+    let mut args = vec!["loop", "--config", config, "--run", run.to_str().unwrap()];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("loop.json")).unwrap()).unwrap();
+    let seconds = state["seconds"].as_f64().unwrap();
+    // A stage looks at the clock between games and between chunks of 8 steps; in a debug build
+    // on a busy machine one of those takes a second or two, hence the margin above 10% here.
+    assert!(seconds <= 15.0 * 1.25, "{seconds} s of work on a 15 s budget: {}", stdout(&o));
+    assert!(seconds >= 15.0 * 0.5, "{seconds} s: {}", stdout(&o));
+    std::fs::remove_dir_all(&dir).ok();
 }

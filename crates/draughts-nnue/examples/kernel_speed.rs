@@ -1,5 +1,5 @@
 //! Quick speed check of the native network with random weights:
-//! `cargo run --release -p draughts-nnue --example speed -- [ACC] [H1] [H2]`.
+//! `cargo run --release -p draughts-nnue --example kernel_speed -- [ACC] [H1] [H2]`.
 use std::time::Instant;
 
 use draughts_core::Position;
