@@ -123,7 +123,29 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             earlier.push(name);
         }
     }
-    let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some(), earlier_configs: earlier };
+    // The run's report (`draughts report`), if it has one: summary and plots.
+    let mut has_report = false;
+    if let Some(r) = run_dir.as_deref() {
+        if let Ok(entries) = std::fs::read_dir(r.join("report")) {
+            let mut files: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md" || x == "png"))
+                .collect();
+            files.sort();
+            if files.iter().any(|p| p.ends_with("summary.md")) {
+                std::fs::create_dir_all(a.out.join("report"))
+                    .map_err(|e| bad_input(format!("{}: cannot create the directory: {e}", a.out.join("report").display())))?;
+                for f in &files {
+                    let bytes = std::fs::read(f).map_err(|e| bad_input(format!("{}: {e}", f.display())))?;
+                    // Invariant: read_dir entries have a file name.
+                    write_atomic(&a.out.join("report").join(f.file_name().expect("a file name")), &bytes)?;
+                }
+                has_report = true;
+            }
+        }
+    }
+    let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some(), earlier_configs: earlier, has_report };
     let card = model_card(&meta, params, &facts, &results, &a);
     write_atomic(&a.out.join("README.md"), card.as_bytes())?;
     // Last: the sidecar makes the directory a model.
@@ -167,6 +189,8 @@ struct RunFacts {
     has_config: bool,
     /// `config.prev-N.toml` files: configs the run replaced on a restart, oldest first.
     earlier_configs: Vec<String>,
+    /// The run's report (`report/summary.md` and its plots) was copied along.
+    has_report: bool,
 }
 
 /// How much self-play lies behind a model of a run.
@@ -284,6 +308,9 @@ fn model_card(
             "| Training config | [`config.toml`](config.toml) (as the run ended{}) |",
             if earlier.is_empty() { String::new() } else { format!("; it replaced {} on a restart", earlier.join(", ")) }
         );
+    }
+    if run.has_report {
+        let _ = writeln!(s, "| Training report | [`report/summary.md`](report/summary.md) and its plots (`draughts report` of the run as it ended) |");
     }
     let _ = writeln!(s, "\n## Use\n");
     let _ = writeln!(s, "```sh");

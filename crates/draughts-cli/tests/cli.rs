@@ -428,6 +428,8 @@ fn sparse_network_loop_and_players() {
     assert!(o.status.success(), "{}", stderr(&o));
     let card = std::fs::read_to_string(model.join("README.md")).unwrap();
     assert!(card.contains("sparse: 2 x 200 piece-square features") && card.contains("alphabeta:model="), "{card}");
+    // The run's report travels with the model.
+    assert!(model.join("report/summary.md").is_file() && card.contains("report/summary.md"), "{card}");
 
     // A ResNet cannot be the engine's evaluation: a clear error, exit 2.
     let (rdir, resnet) = fresh_run("sparse-resnet");

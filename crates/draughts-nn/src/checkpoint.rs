@@ -23,7 +23,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use draughts_model::{ArchError, MetaError};
+use draughts_model::MetaError;
 use tch::{Device, Kind, Tensor};
 
 use crate::net::{Net, NetError};
@@ -58,13 +58,11 @@ pub struct CheckpointInfo {
 /// Why a checkpoint could not be saved or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
-    /// The file is not there.
-    #[error("checkpoint file {} does not exist", .path.display())]
-    Missing {
-        /// The file looked for.
-        path: PathBuf,
-    },
-    /// Reading or writing failed.
+    /// The sidecar or the weights file is missing, unreadable, damaged, or of another format,
+    /// encoding or name (the checks of `draughts-model`, shared with programs without libtorch).
+    #[error(transparent)]
+    Meta(#[from] MetaError),
+    /// Writing a file failed.
     #[error("{}: {source}", .path.display())]
     Io {
         /// The file.
@@ -72,65 +70,6 @@ pub enum CheckpointError {
         /// The I/O error.
         #[source]
         source: io::Error,
-    },
-    /// The sidecar is not valid JSON or a field is missing, unknown or of the wrong type.
-    #[error("{}: bad sidecar at `{field}`: {message}", .path.display())]
-    BadSidecar {
-        /// The sidecar.
-        path: PathBuf,
-        /// Path of the offending field (`architecture.blocks`; `.` for the whole document).
-        field: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// A sidecar format this code does not read.
-    #[error("{}: checkpoint format {found}, this program reads format {expected}", .path.display())]
-    Format {
-        /// The sidecar.
-        path: PathBuf,
-        /// Format in the file.
-        found: u32,
-        /// Format this code reads.
-        expected: u32,
-    },
-    /// Weights trained on another input encoding.
-    #[error("{}: input encoding version {found}, this program encodes with version {expected}", .path.display())]
-    EncodingVersion {
-        /// The sidecar.
-        path: PathBuf,
-        /// Version in the sidecar.
-        found: u32,
-        /// [`ENCODING_VERSION`].
-        expected: u32,
-    },
-    /// The sidecar's architecture is not a valid [`NetConfig`].
-    #[error("{}: architecture: {source}", .path.display())]
-    Architecture {
-        /// The sidecar.
-        path: PathBuf,
-        /// What is wrong.
-        #[source]
-        source: ArchError,
-    },
-    /// The weights file has another size than the sidecar says (truncated or replaced).
-    #[error("{}: {found} bytes, the sidecar says {expected} (truncated or replaced file)", .path.display())]
-    WeightsSize {
-        /// The weights file.
-        path: PathBuf,
-        /// Size on disk.
-        found: u64,
-        /// Size in the sidecar.
-        expected: u64,
-    },
-    /// The weights file's checksum differs from the sidecar's (damaged or replaced file).
-    #[error("{}: checksum {found}, the sidecar says {expected} (damaged or replaced file)", .path.display())]
-    WeightsChecksum {
-        /// The weights file.
-        path: PathBuf,
-        /// Checksum of the file.
-        found: String,
-        /// Checksum in the sidecar.
-        expected: String,
     },
     /// The weights file is not valid safetensors.
     #[error("{}: not a valid safetensors file: {message}", .path.display())]
@@ -178,14 +117,6 @@ pub enum CheckpointError {
         /// Its dtype.
         found: String,
     },
-    /// A checkpoint name that cannot be a file name.
-    #[error("invalid checkpoint name `{name}`: {reason}")]
-    InvalidName {
-        /// The name.
-        name: String,
-        /// Why.
-        reason: &'static str,
-    },
     /// Building the net or moving it to a device failed.
     #[error("{}: {source}", .path.display())]
     Net {
@@ -204,26 +135,6 @@ pub enum CheckpointError {
         #[source]
         source: tch::TchError,
     },
-}
-
-impl From<MetaError> for CheckpointError {
-    fn from(e: MetaError) -> CheckpointError {
-        match e {
-            MetaError::Missing { path } => CheckpointError::Missing { path },
-            MetaError::Io { path, source } => CheckpointError::Io { path, source },
-            MetaError::BadSidecar { path, field, message } => CheckpointError::BadSidecar { path, field, message },
-            MetaError::Format { path, found, expected } => CheckpointError::Format { path, found, expected },
-            MetaError::EncodingVersion { path, found, expected } => {
-                CheckpointError::EncodingVersion { path, found, expected }
-            }
-            MetaError::Architecture { path, source } => CheckpointError::Architecture { path, source },
-            MetaError::WeightsSize { path, found, expected } => CheckpointError::WeightsSize { path, found, expected },
-            MetaError::WeightsChecksum { path, found, expected } => {
-                CheckpointError::WeightsChecksum { path, found, expected }
-            }
-            MetaError::InvalidName { name, reason } => CheckpointError::InvalidName { name, reason },
-        }
-    }
 }
 
 /// Checks that `name` can be used in a model id and a file name.

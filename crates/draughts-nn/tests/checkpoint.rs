@@ -5,6 +5,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use draughts_model::MetaError;
 use draughts_nn::checkpoint::{self, CheckpointError, CheckpointInfo};
 use draughts_nn::encoding::{encode_batch, EncodeInput, INPUT_SIZE};
 use draughts_nn::{Net, ENCODING_VERSION};
@@ -109,13 +110,13 @@ fn saving_again_replaces_and_stays_consistent() {
 fn missing_files() {
     let dir = tempfile::tempdir().unwrap();
     let err = checkpoint::load(&dir.path().join("nope.json"), Device::Cpu).unwrap_err();
-    assert!(matches!(err, CheckpointError::Missing { .. }), "{err}");
+    assert!(matches!(err, CheckpointError::Meta(MetaError::Missing { .. })), "{err}");
     assert!(err.to_string().contains("nope.json"), "{err}");
     let (_dir, sidecar, _) = saved(false);
     fs::remove_file(sidecar.with_extension("safetensors")).unwrap();
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::Missing { ref path } if path.ends_with("unit-s00001200.safetensors")),
+        matches!(err, CheckpointError::Meta(MetaError::Missing { ref path }) if path.ends_with("unit-s00001200.safetensors")),
         "{err}"
     );
 }
@@ -158,7 +159,7 @@ fn damaged_sidecar_names_the_field() {
         edit_sidecar(&sidecar, edit);
         let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
         match &err {
-            CheckpointError::BadSidecar { field: f, .. } => assert_eq!(f, field, "{err}"),
+            CheckpointError::Meta(MetaError::BadSidecar { field: f, .. }) => assert_eq!(f, field, "{err}"),
             other => panic!("expected a bad sidecar at {field}, got {other}"),
         }
         println!("{err}");
@@ -172,7 +173,7 @@ fn damaged_sidecar_names_the_field() {
     ] {
         fs::write(&sidecar, bytes).unwrap();
         let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
-        assert!(matches!(err, CheckpointError::BadSidecar { .. }), "{err}");
+        assert!(matches!(err, CheckpointError::Meta(MetaError::BadSidecar { .. })), "{err}");
     }
     // Trailing garbage after the document.
     let mut trailing = original.clone();
@@ -180,7 +181,7 @@ fn damaged_sidecar_names_the_field() {
     fs::write(&sidecar, &trailing).unwrap();
     assert!(matches!(
         checkpoint::load(&sidecar, Device::Cpu),
-        Err(CheckpointError::BadSidecar { .. })
+        Err(CheckpointError::Meta(MetaError::BadSidecar { .. }))
     ));
 }
 
@@ -193,7 +194,7 @@ fn wrong_versions_and_architecture() {
     });
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::EncodingVersion { found, .. } if found == ENCODING_VERSION + 1),
+        matches!(err, CheckpointError::Meta(MetaError::EncodingVersion { found, .. }) if found == ENCODING_VERSION + 1),
         "{err}"
     );
 
@@ -201,13 +202,13 @@ fn wrong_versions_and_architecture() {
     edit_sidecar(&sidecar, |v| v["format"] = 99.into());
     assert!(matches!(
         checkpoint::load(&sidecar, Device::Cpu),
-        Err(CheckpointError::Format { found: 99, .. })
+        Err(CheckpointError::Meta(MetaError::Format { found: 99, .. }))
     ));
 
     fs::write(&sidecar, &original).unwrap();
     edit_sidecar(&sidecar, |v| v["architecture"]["channels"] = 0.into());
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
-    assert!(matches!(err, CheckpointError::Architecture { .. }), "{err}");
+    assert!(matches!(err, CheckpointError::Meta(MetaError::Architecture { .. })), "{err}");
 
     // The sidecar claims another architecture than the weights have (checksum still right).
     fs::write(&sidecar, &original).unwrap();
@@ -260,7 +261,7 @@ fn damaged_weights() {
     // Truncated.
     fs::write(&weights, &original[..original.len() - 100]).unwrap();
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
-    assert!(matches!(err, CheckpointError::WeightsSize { .. }), "{err}");
+    assert!(matches!(err, CheckpointError::Meta(MetaError::WeightsSize { .. })), "{err}");
     // Same size, one byte flipped in the data.
     let mut flipped = original.clone();
     let last = flipped.len() - 1;
@@ -268,7 +269,7 @@ fn damaged_weights() {
     fs::write(&weights, &flipped).unwrap();
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::WeightsChecksum { .. }),
+        matches!(err, CheckpointError::Meta(MetaError::WeightsChecksum { .. })),
         "{err}"
     );
     // Without a sidecar (bare weights), a truncated or garbage file is still a clean error.
@@ -307,7 +308,7 @@ fn invalid_names_are_refused() {
     let net = Net::new(&common::tiny_config(false), Device::Cpu, 0).unwrap();
     for name in ["", "../up", "a b", ".hidden"] {
         let err = checkpoint::save(&net, dir.path(), &info(name, 1)).unwrap_err();
-        assert!(matches!(err, CheckpointError::InvalidName { .. }), "{err}");
+        assert!(matches!(err, CheckpointError::Meta(MetaError::InvalidName { .. })), "{err}");
     }
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
