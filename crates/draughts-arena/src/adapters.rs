@@ -250,50 +250,6 @@ impl Player for HubPlayer {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn alphabeta_is_deterministic_at_fixed_depth() {
-        let limits = SearchLimits { depth: Some(3), ..SearchLimits::default() };
-        let config = EngineConfig { tt_mib: 1, ..EngineConfig::default() };
-        let mut a = AlphaBetaPlayer::new("ab".into(), limits, config.clone()).unwrap();
-        let mut b = AlphaBetaPlayer::new("ab".into(), limits, config).unwrap();
-        let game = Game::new(Rules::FMJD);
-        let ma = a.choose(&game, &ClockState::UNLIMITED).unwrap();
-        assert!(game.legal_moves().contains(&ma));
-        // A second search of another position in between does not change the answer.
-        let mut other = game.clone();
-        other.play(game.legal_moves()[0]).unwrap();
-        b.choose(&other, &ClockState::UNLIMITED).unwrap();
-        assert_eq!(b.choose(&game, &ClockState::UNLIMITED).unwrap(), ma);
-    }
-
-    #[test]
-    fn alphabeta_respects_the_move_limit() {
-        let limits = SearchLimits { depth: Some(60), ..SearchLimits::default() };
-        let p = AlphaBetaPlayer::new("ab".into(), limits, EngineConfig { tt_mib: 1, ..EngineConfig::default() }).unwrap();
-        let clock = ClockState { move_limit: Some(Duration::from_millis(100)), ..ClockState::UNLIMITED };
-        let l = p.engine_limits(&clock);
-        assert_eq!((l.depth, l.movetime), (Some(60), Some(Duration::from_millis(80))));
-        let l = p.engine_limits(&ClockState::UNLIMITED);
-        assert_eq!(l.movetime, None);
-    }
-
-    #[test]
-    fn hub_errors_map_to_player_errors() {
-        let t = HubError::Timeout { engine: "e".into(), stage: "s".into(), after: Duration::from_secs(1), last_error: None };
-        assert_eq!(to_player_error(t), PlayerError::TimedOut);
-        let i = HubError::IllegalMove { engine: "e".into(), text: "1-2".into(), fen: "f".into(), reason: "r".into() };
-        assert_eq!(to_player_error(i), PlayerError::IllegalMove { text: "1-2".into() });
-        let c = HubError::Crashed { engine: "e".into(), stage: "s".into(), status: "exit 3".into() };
-        assert!(matches!(to_player_error(c), PlayerError::Crashed { detail } if detail.contains("exit 3")));
-        let p = HubError::Protocol { engine: "e".into(), stage: "s".into(), line: "x".into(), reason: "bad".into() };
-        assert!(matches!(to_player_error(p), PlayerError::Protocol { .. }));
-    }
-}
-
 /// An engine reached over DXP (`dxp:addr=HOST:PORT`), as a player: this side is the DXP
 /// initiator and the engine the follower.
 ///
@@ -437,5 +393,49 @@ impl Player for DxpPlayer {
             .map_err(|reason| PlayerError::IllegalMove { text: format!("{reply:?}: {reason}") })?;
         self.synced = Some(plies + 1);
         Ok(mv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alphabeta_is_deterministic_at_fixed_depth() {
+        let limits = SearchLimits { depth: Some(3), ..SearchLimits::default() };
+        let config = EngineConfig { tt_mib: 1, ..EngineConfig::default() };
+        let mut a = AlphaBetaPlayer::new("ab".into(), limits, config.clone()).unwrap();
+        let mut b = AlphaBetaPlayer::new("ab".into(), limits, config).unwrap();
+        let game = Game::new(Rules::FMJD);
+        let ma = a.choose(&game, &ClockState::UNLIMITED).unwrap();
+        assert!(game.legal_moves().contains(&ma));
+        // A second search of another position in between does not change the answer.
+        let mut other = game.clone();
+        other.play(game.legal_moves()[0]).unwrap();
+        b.choose(&other, &ClockState::UNLIMITED).unwrap();
+        assert_eq!(b.choose(&game, &ClockState::UNLIMITED).unwrap(), ma);
+    }
+
+    #[test]
+    fn alphabeta_respects_the_move_limit() {
+        let limits = SearchLimits { depth: Some(60), ..SearchLimits::default() };
+        let p = AlphaBetaPlayer::new("ab".into(), limits, EngineConfig { tt_mib: 1, ..EngineConfig::default() }).unwrap();
+        let clock = ClockState { move_limit: Some(Duration::from_millis(100)), ..ClockState::UNLIMITED };
+        let l = p.engine_limits(&clock);
+        assert_eq!((l.depth, l.movetime), (Some(60), Some(Duration::from_millis(80))));
+        let l = p.engine_limits(&ClockState::UNLIMITED);
+        assert_eq!(l.movetime, None);
+    }
+
+    #[test]
+    fn hub_errors_map_to_player_errors() {
+        let t = HubError::Timeout { engine: "e".into(), stage: "s".into(), after: Duration::from_secs(1), last_error: None };
+        assert_eq!(to_player_error(t), PlayerError::TimedOut);
+        let i = HubError::IllegalMove { engine: "e".into(), text: "1-2".into(), fen: "f".into(), reason: "r".into() };
+        assert_eq!(to_player_error(i), PlayerError::IllegalMove { text: "1-2".into() });
+        let c = HubError::Crashed { engine: "e".into(), stage: "s".into(), status: "exit 3".into() };
+        assert!(matches!(to_player_error(c), PlayerError::Crashed { detail } if detail.contains("exit 3")));
+        let p = HubError::Protocol { engine: "e".into(), stage: "s".into(), line: "x".into(), reason: "bad".into() };
+        assert!(matches!(to_player_error(p), PlayerError::Protocol { .. }));
     }
 }

@@ -146,7 +146,7 @@ mod tests {
         let multi = Move::new(
             s(41),
             s(43),
-            [38, 9, 19, 12].into_iter().map(|n| s(n)).collect(),
+            [38, 9, 19, 12].into_iter().map(s).collect(),
             true,
             false,
         );

@@ -960,7 +960,11 @@ impl Search {
         // proven with the fewest visits, most likely the shortest proof), a move that loses by
         // force only when every move does.
         let child_proof = |e: &crate::tree::Edge| {
-            (e.child != NONE).then(|| self.tree.nodes[e.child as usize].proof).unwrap_or(Proof::Unknown)
+            if e.child != NONE {
+                self.tree.nodes[e.child as usize].proof
+            } else {
+                Proof::Unknown
+            }
         };
         let mut best = best;
         let winning = (0..edges.len()).filter(|&i| child_proof(&edges[i]) == Proof::Loss).min_by_key(|&i| views[i].n as u32);

@@ -19,6 +19,7 @@
 pub mod arch;
 pub mod resolve;
 pub mod sidecar;
+pub mod weights;
 
 pub use arch::{ArchError, NetConfig, NetKind};
 pub use resolve::{checkpoints_in, newest, resolve_model, ResolveError};
@@ -27,3 +28,4 @@ pub use sidecar::{
     validate_name, weights_path, CheckpointMeta,
     MetaError, WeightsInfo, CHECKPOINT_FORMAT, ENCODING_VERSION, SIDECAR_EXTENSION, WEIGHTS_EXTENSION,
 };
+pub use weights::read_tensors;

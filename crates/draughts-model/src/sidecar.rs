@@ -156,6 +156,60 @@ pub enum MetaError {
         /// Checksum in the sidecar.
         expected: String,
     },
+    /// The weights file is not valid safetensors.
+    #[error("{}: not a valid safetensors file: {message}", .path.display())]
+    BadWeights {
+        /// The weights file.
+        path: PathBuf,
+        /// The parser's complaint.
+        message: String,
+    },
+    /// A tensor of the architecture is not in the weights file.
+    #[error("{}: tensor `{name}` is missing (weights do not fit the architecture)", .path.display())]
+    MissingTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
+    /// The weights file has a tensor the architecture does not.
+    #[error("{}: unexpected tensor `{name}` (weights do not fit the architecture)", .path.display())]
+    UnexpectedTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
+    /// A tensor's shape differs from the architecture's.
+    #[error("{}: tensor `{name}` has shape {found:?}, the architecture needs {expected:?}", .path.display())]
+    ShapeMismatch {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its shape in the file.
+        found: Vec<usize>,
+        /// The shape the architecture needs.
+        expected: Vec<usize>,
+    },
+    /// A tensor that is not `f32`.
+    #[error("{}: tensor `{name}` has element type {found}, expected F32", .path.display())]
+    WrongDtype {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its type.
+        found: String,
+    },
+    /// A weight that is NaN or infinite.
+    #[error("{}: tensor `{name}` holds a value that is not finite", .path.display())]
+    NonFinite {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
     /// A checkpoint name that cannot be a file name.
     #[error("invalid checkpoint name `{name}`: {reason}")]
     InvalidName {

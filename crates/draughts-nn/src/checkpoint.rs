@@ -17,14 +17,13 @@
 //! The model id is `NAME-sSTEP` with the step zero-padded to 8 digits (`quickstart-s00012000`),
 //! so a directory listing sorts by step.
 
-use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use draughts_model::MetaError;
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Tensor};
 
 use crate::net::{Net, NetError};
 
@@ -70,52 +69,6 @@ pub enum CheckpointError {
         /// The I/O error.
         #[source]
         source: io::Error,
-    },
-    /// The weights file is not valid safetensors.
-    #[error("{}: not a valid safetensors file: {message}", .path.display())]
-    BadWeights {
-        /// The weights file.
-        path: PathBuf,
-        /// The parser's complaint.
-        message: String,
-    },
-    /// A variable of the architecture is not in the weights file.
-    #[error("{}: tensor `{name}` is missing (weights do not fit the architecture)", .path.display())]
-    MissingTensor {
-        /// The weights file.
-        path: PathBuf,
-        /// Variable name.
-        name: String,
-    },
-    /// The weights file has a tensor the architecture does not.
-    #[error("{}: unexpected tensor `{name}` (weights do not fit the architecture)", .path.display())]
-    UnexpectedTensor {
-        /// The weights file.
-        path: PathBuf,
-        /// Tensor name.
-        name: String,
-    },
-    /// A tensor's shape differs from the architecture's.
-    #[error("{}: tensor `{name}` has shape {found:?}, the architecture needs {expected:?}", .path.display())]
-    ShapeMismatch {
-        /// The weights file.
-        path: PathBuf,
-        /// Tensor name.
-        name: String,
-        /// Shape in the file.
-        found: Vec<i64>,
-        /// Shape of the variable.
-        expected: Vec<i64>,
-    },
-    /// A tensor stored with another element type than `f32`.
-    #[error("{}: tensor `{name}` has element type {found}, expected F32", .path.display())]
-    WrongDtype {
-        /// The weights file.
-        path: PathBuf,
-        /// Tensor name.
-        name: String,
-        /// Its dtype.
-        found: String,
     },
     /// Building the net or moving it to a device failed.
     #[error("{}: {source}", .path.display())]
@@ -249,53 +202,19 @@ pub fn load_weights(net: &mut Net, weights: &Path) -> Result<(), CheckpointError
 }
 
 fn load_weights_bytes(net: &mut Net, bytes: &[u8], path: &Path) -> Result<(), CheckpointError> {
-    let file =
-        safetensors::SafeTensors::deserialize(bytes).map_err(|e| CheckpointError::BadWeights {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-    let mut in_file: HashMap<String, safetensors::tensor::TensorView<'_>> =
-        file.tensors().into_iter().collect();
     let mut vars: Vec<(String, Tensor)> = net.var_store().variables().into_iter().collect();
     vars.sort_by(|a, b| a.0.cmp(&b.0));
-    // Check everything before copying anything, so a bad file leaves the net untouched.
+    let expected: Vec<(String, Vec<usize>)> =
+        vars.iter().map(|(name, var)| (name.clone(), var.size().iter().map(|&d| d as usize).collect())).collect();
+    // Everything is checked before anything is copied, so a bad file leaves the net untouched.
+    let mut tensors = draughts_model::read_tensors(bytes, path, &expected)?;
     let mut sources = Vec::with_capacity(vars.len());
     for (name, var) in &vars {
-        let view = in_file
-            .remove(name)
-            .ok_or_else(|| CheckpointError::MissingTensor {
-                path: path.to_path_buf(),
-                name: name.clone(),
-            })?;
-        let found: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-        if found != var.size() {
-            return Err(CheckpointError::ShapeMismatch {
-                path: path.to_path_buf(),
-                name: name.clone(),
-                found,
-                expected: var.size(),
-            });
-        }
-        if view.dtype() != safetensors::Dtype::F32 {
-            return Err(CheckpointError::WrongDtype {
-                path: path.to_path_buf(),
-                name: name.clone(),
-                found: format!("{:?}", view.dtype()),
-            });
-        }
-        let src = Tensor::f_from_data_size(view.data(), &found, Kind::Float).map_err(|source| {
-            CheckpointError::Torch {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+        let values = tensors.remove(name).unwrap_or_default();
+        let src = Tensor::f_from_slice(&values)
+            .and_then(|t| t.f_reshape(var.size()))
+            .map_err(|source| CheckpointError::Torch { path: path.to_path_buf(), source })?;
         sources.push(src);
-    }
-    if let Some(name) = in_file.into_keys().min() {
-        return Err(CheckpointError::UnexpectedTensor {
-            path: path.to_path_buf(),
-            name,
-        });
     }
     tch::no_grad(|| {
         for ((_, var), src) in vars.iter_mut().zip(&sources) {

@@ -169,7 +169,7 @@ pub struct Net {
 
 #[derive(Debug)]
 enum Body {
-    Resnet(Resnet),
+    Resnet(Box<Resnet>),
     Sparse(Sparse),
 }
 
@@ -221,7 +221,7 @@ impl Net {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
         let body = match config.kind {
-            NetKind::Resnet => Body::Resnet(Resnet::new(&root, config)),
+            NetKind::Resnet => Body::Resnet(Box::new(Resnet::new(&root, config))),
             NetKind::Sparse => Body::Sparse(Sparse::new(&root, config)?),
         };
         Ok(Net { vs, config: config.clone(), body })

@@ -215,12 +215,12 @@ fn wrong_versions_and_architecture() {
     edit_sidecar(&sidecar, |v| v["architecture"]["channels"] = 16.into());
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     match &err {
-        CheckpointError::ShapeMismatch {
+        CheckpointError::Meta(MetaError::ShapeMismatch {
             name,
             found,
             expected,
             ..
-        } => {
+        }) => {
             assert!(
                 found.contains(&8) && expected.contains(&16),
                 "{name} {found:?} {expected:?}"
@@ -232,14 +232,14 @@ fn wrong_versions_and_architecture() {
     edit_sidecar(&sidecar, |v| v["architecture"]["blocks"] = 3.into());
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::MissingTensor { ref name, .. } if name.starts_with("block2.")),
+        matches!(err, CheckpointError::Meta(MetaError::MissingTensor { ref name, .. }) if name.starts_with("block2.")),
         "{err}"
     );
     fs::write(&sidecar, &original).unwrap();
     edit_sidecar(&sidecar, |v| v["architecture"]["blocks"] = 1.into());
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::UnexpectedTensor { ref name, .. } if name.starts_with("block1.")),
+        matches!(err, CheckpointError::Meta(MetaError::UnexpectedTensor { ref name, .. }) if name.starts_with("block1.")),
         "{err}"
     );
     fs::write(&sidecar, &original).unwrap();
@@ -248,7 +248,7 @@ fn wrong_versions_and_architecture() {
     });
     let err = checkpoint::load(&sidecar, Device::Cpu).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::MissingTensor { ref name, .. } if name.starts_with("moves_left.")),
+        matches!(err, CheckpointError::Meta(MetaError::MissingTensor { ref name, .. }) if name.starts_with("moves_left.")),
         "{err}"
     );
 }
@@ -281,7 +281,7 @@ fn damaged_weights() {
     ] {
         fs::write(&weights, bytes).unwrap();
         let err = checkpoint::load_weights(&mut net, &weights).unwrap_err();
-        assert!(matches!(err, CheckpointError::BadWeights { .. }), "{err}");
+        assert!(matches!(err, CheckpointError::Meta(MetaError::BadWeights { .. })), "{err}");
     }
     fs::write(&weights, &original).unwrap();
     checkpoint::load_weights(&mut net, &weights).unwrap();
@@ -297,7 +297,7 @@ fn damaged_weights() {
     .unwrap();
     let err = checkpoint::load_weights(&mut bigger, &weights).unwrap_err();
     assert!(
-        matches!(err, CheckpointError::ShapeMismatch { .. }),
+        matches!(err, CheckpointError::Meta(MetaError::ShapeMismatch { .. })),
         "{err}"
     );
 }

@@ -93,18 +93,23 @@ pub enum Simd {
     Scalar,
 }
 
+/// `update(dst, src, table, adds, subs)`.
+type UpdateFn = fn(&mut [i32], &[i32], &[i32], &[u16], &[u16]);
+/// `affine(x, w, b, out, clip)`.
+type AffineFn = fn(&[f32], &[f32], &[f32], &mut [f32], bool);
+
 /// A set of kernels.
 #[derive(Copy, Clone)]
 pub(crate) struct Kernels {
     pub name: &'static str,
     /// `dst = src + sum of the rows `adds` - sum of the rows `subs`` of `table` (rows of
     /// `dst.len()` values, i32, wrapping).
-    pub update: fn(&mut [i32], &[i32], &[i32], &[u16], &[u16]),
+    pub update: UpdateFn,
     /// `out = clamp(acc, 0, Q) / Q`.
     pub crelu: fn(&[i32], &mut [f32]),
     /// `out = b + x W` with `W` stored input-major (`w[j * out.len() + k]`), then clipped to
     /// [0, 1] when `clip`.
-    pub affine: fn(&[f32], &[f32], &[f32], &mut [f32], bool),
+    pub affine: AffineFn,
     /// The dot product.
     pub dot: fn(&[f32], &[f32]) -> f32,
 }

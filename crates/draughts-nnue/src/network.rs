@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 
 use draughts_core::{Color, Move, Position};
 use draughts_model::{
-    read_meta, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError,
+    read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind,
+    ResolveError,
 };
 
 use crate::accumulator::Accumulator;
@@ -54,60 +55,6 @@ pub enum LoadError {
         path: PathBuf,
         /// Its kind.
         kind: &'static str,
-    },
-    /// The weights file is not valid safetensors.
-    #[error("{}: not a valid safetensors file: {message}", .path.display())]
-    BadWeights {
-        /// The weights file.
-        path: PathBuf,
-        /// The parser's complaint.
-        message: String,
-    },
-    /// A tensor of the architecture is not in the file.
-    #[error("{}: tensor `{name}` is missing (weights do not fit the architecture)", .path.display())]
-    MissingTensor {
-        /// The weights file.
-        path: PathBuf,
-        /// The tensor.
-        name: String,
-    },
-    /// The file has a tensor the architecture does not.
-    #[error("{}: unexpected tensor `{name}` (weights do not fit the architecture)", .path.display())]
-    UnexpectedTensor {
-        /// The weights file.
-        path: PathBuf,
-        /// The tensor.
-        name: String,
-    },
-    /// A tensor of the wrong shape.
-    #[error("{}: tensor `{name}` has shape {found:?}, the architecture needs {expected:?}", .path.display())]
-    Shape {
-        /// The weights file.
-        path: PathBuf,
-        /// The tensor.
-        name: String,
-        /// Its shape.
-        found: Vec<usize>,
-        /// The shape needed.
-        expected: Vec<usize>,
-    },
-    /// A tensor that is not `f32`.
-    #[error("{}: tensor `{name}` has element type {found}, expected F32", .path.display())]
-    Dtype {
-        /// The weights file.
-        path: PathBuf,
-        /// The tensor.
-        name: String,
-        /// Its type.
-        found: String,
-    },
-    /// A weight that is NaN or infinite.
-    #[error("{}: tensor `{name}` holds a value that is not finite", .path.display())]
-    NonFinite {
-        /// The weights file.
-        path: PathBuf,
-        /// The tensor.
-        name: String,
     },
     /// First-layer weights so large that the fixed-point accumulator could overflow.
     #[error("{}: first-layer output {output} can reach {bound:.0} in magnitude; the fixed-point accumulator holds at most 30000", .path.display())]
@@ -243,39 +190,7 @@ impl Network {
     /// errors).
     pub fn from_safetensors(meta: &CheckpointMeta, bytes: &[u8], path: &Path) -> Result<Network, LoadError> {
         let arch = &meta.architecture;
-        let bad = |message: String| LoadError::BadWeights { path: path.to_path_buf(), message };
-        let file = safetensors::SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
-        let shapes = tensor_shapes(arch);
-        let mut tensors = std::collections::HashMap::new();
-        for (name, shape) in &shapes {
-            let view = file
-                .tensor(name)
-                .map_err(|_| LoadError::MissingTensor { path: path.to_path_buf(), name: name.clone() })?;
-            if view.shape() != shape.as_slice() {
-                return Err(LoadError::Shape {
-                    path: path.to_path_buf(),
-                    name: name.clone(),
-                    found: view.shape().to_vec(),
-                    expected: shape.clone(),
-                });
-            }
-            if view.dtype() != safetensors::Dtype::F32 {
-                return Err(LoadError::Dtype {
-                    path: path.to_path_buf(),
-                    name: name.clone(),
-                    found: format!("{:?}", view.dtype()),
-                });
-            }
-            let values: Vec<f32> =
-                view.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            if values.iter().any(|v| !v.is_finite()) {
-                return Err(LoadError::NonFinite { path: path.to_path_buf(), name: name.clone() });
-            }
-            tensors.insert(name.clone(), values);
-        }
-        if let Some(extra) = file.names().into_iter().filter(|n| !tensors.contains_key(*n)).min() {
-            return Err(LoadError::UnexpectedTensor { path: path.to_path_buf(), name: extra.clone() });
-        }
+        let mut tensors = read_tensors(bytes, path, &tensor_shapes(arch))?;
         let mut take = |name: &str| tensors.remove(name).unwrap_or_default();
         let a = arch.accumulator;
 

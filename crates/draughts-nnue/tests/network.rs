@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use draughts_core::{Color, Position};
-use draughts_model::{NetConfig, NetKind};
+use draughts_model::{MetaError, NetConfig, NetKind};
 use draughts_nnue::testing::{random_tensors, write_checkpoint, NamedTensor};
 use draughts_nnue::{LoadError, Network, Scratch, Simd};
 use rand::{Rng, SeedableRng};
@@ -69,16 +69,16 @@ fn bad_files_are_refused_with_their_reason() {
     };
     let mut missing = good.clone();
     missing.retain(|t| t.0 != "l1.bias");
-    assert!(matches!(check(missing, "`l1.bias` is missing"), LoadError::MissingTensor { .. }));
+    assert!(matches!(check(missing, "`l1.bias` is missing"), LoadError::Meta(MetaError::MissingTensor { .. })));
     let mut extra = good.clone();
     extra.push(("block0.conv.weight".into(), vec![1], vec![0.0]));
-    assert!(matches!(check(extra, "unexpected tensor `block0.conv.weight`"), LoadError::UnexpectedTensor { .. }));
+    assert!(matches!(check(extra, "unexpected tensor `block0.conv.weight`"), LoadError::Meta(MetaError::UnexpectedTensor { .. })));
     let mut shape = good.clone();
     shape[2] = (shape[2].0.clone(), vec![16, 65], vec![0.0; 16 * 65]);
-    assert!(matches!(check(shape, "shape [16, 65]"), LoadError::Shape { .. }));
+    assert!(matches!(check(shape, "shape [16, 65]"), LoadError::Meta(MetaError::ShapeMismatch { .. })));
     let mut nan = good.clone();
     nan[0].2[5] = f32::NAN;
-    assert!(matches!(check(nan, "not finite"), LoadError::NonFinite { .. }));
+    assert!(matches!(check(nan, "not finite"), LoadError::Meta(MetaError::NonFinite { .. })));
     let mut huge = good.clone();
     huge[0].2.iter_mut().for_each(|w| *w = 1000.0);
     assert!(matches!(check(huge, "fixed-point"), LoadError::TooLarge { .. }));
