@@ -60,6 +60,24 @@ struct EvalLine {
     elo_low: Option<f64>,
     elo_high: Option<f64>,
     sims: u64,
+    /// The player the model was evaluated as (newer runs record it).
+    #[serde(default)]
+    candidate: Option<String>,
+}
+
+impl EvalLine {
+    /// How the model played: the candidate's spec without its `model=` part, or MCTS at the
+    /// recorded simulations.
+    fn played_as(&self) -> String {
+        match &self.candidate {
+            Some(spec) => {
+                let (kind, params) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
+                let params: Vec<&str> = params.split(',').filter(|p| !p.is_empty() && !p.starts_with("model=")).collect();
+                if params.is_empty() { kind.to_owned() } else { format!("{kind}:{}", params.join(",")) }
+            }
+            None => format!("mcts:sims={}", self.sims),
+        }
+    }
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -372,11 +390,11 @@ fn model_card(
             "Evaluated by the training loop (`{}/metrics.jsonl`, stage `eval`; openings from the shipped set):\n",
             run.dir.as_ref().map(|r| r.display().to_string()).unwrap_or_default()
         );
-        let _ = writeln!(s, "| Cycle | Opponent | Sims | Games | +W =D -L | Score | Elo [95% interval] |\n|---|---|---|---|---|---|---|");
+        let _ = writeln!(s, "| Cycle | Played as | Opponent | Games | +W =D -L | Score | Elo [95% interval] |\n|---|---|---|---|---|---|---|");
         for e in evals {
             let elo = elo_text(e.elo, e.elo_low, e.elo_high);
             let cells = result_cells(e.games, [e.wins, e.draws, e.losses], e.score, &elo);
-            let _ = writeln!(s, "| {} | {} | {} | {cells} |", e.cycle, e.opponent, e.sims);
+            let _ = writeln!(s, "| {} | {} | {} | {cells} |", e.cycle, e.played_as(), e.opponent);
         }
         let _ = writeln!(s);
     }
@@ -385,7 +403,8 @@ fn model_card(
         "## Limitations\n\n\
          Trained from zero by self-play only, with the compute of its run; no opening book, no \
          endgame database. Trained for the `{}` rules preset only. Strength figures hold for the \
-         simulations stated; with a time limit the simulations depend on the machine.",
+         players stated (simulations, depth or time per move); under a time limit the strength \
+         depends on the machine.",
         meta.rules
     );
     s

@@ -428,6 +428,8 @@ fn sparse_network_loop_and_players() {
     assert!(o.status.success(), "{}", stderr(&o));
     let card = std::fs::read_to_string(model.join("README.md")).unwrap();
     assert!(card.contains("sparse: 2 x 200 piece-square features") && card.contains("alphabeta:model="), "{card}");
+    // The loop's evaluations name the player the network was (not MCTS simulations it never ran).
+    assert!(card.contains("| 2 | alphabeta:depth=1 | alphabeta:depth=1 |"), "{card}");
     // The run's report travels with the model.
     assert!(model.join("report/summary.md").is_file() && card.contains("report/summary.md"), "{card}");
 
