@@ -137,6 +137,41 @@ pub struct GateArgs {
     common: Common,
 }
 
+/// The network models the player specs name (unparsable specs are left to the command's error).
+fn spec_models<'a>(specs: impl IntoIterator<Item = &'a String>) -> Vec<PathBuf> {
+    use draughts_arena::PlayerKind;
+    specs
+        .into_iter()
+        .filter_map(|s| PlayerSpec::parse(s).ok())
+        .filter_map(|spec| match spec.kind {
+            PlayerKind::Mcts { model, .. } | PlayerKind::Policy { model } => Some(model),
+            PlayerKind::AlphaBeta { model, .. } => model,
+            _ => None,
+        })
+        .collect()
+}
+
+impl MatchArgs {
+    /// The models the players name.
+    pub fn models(&self) -> Vec<PathBuf> {
+        spec_models([&self.a, &self.b])
+    }
+}
+
+impl TournamentArgs {
+    /// The models the players name.
+    pub fn models(&self) -> Vec<PathBuf> {
+        spec_models(&self.players)
+    }
+}
+
+impl GateArgs {
+    /// The models the players name.
+    pub fn models(&self) -> Vec<PathBuf> {
+        spec_models([&self.candidate, &self.baseline])
+    }
+}
+
 fn parse_spec(text: &str) -> anyhow::Result<PlayerSpec> {
     PlayerSpec::parse(text).map_err(bad_input)
 }

@@ -76,6 +76,13 @@ fn describe(r: &GameRecord) -> String {
     format!("{} vs {}: {verdict} after {} plies ({cause})", r.our_color.name(), r.opponent, r.moves.len())
 }
 
+impl Args {
+    /// The model this engine plays with, if any.
+    pub fn models(&self) -> Vec<std::path::PathBuf> {
+        self.model.iter().cloned().collect()
+    }
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     // With a model the network plays the hard level; --nodes then counts simulations.

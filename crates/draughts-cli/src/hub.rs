@@ -27,6 +27,13 @@ pub struct Args {
     seed: u64,
 }
 
+impl Args {
+    /// The model this engine plays with, if any.
+    pub fn models(&self) -> Vec<std::path::PathBuf> {
+        self.model.iter().cloned().collect()
+    }
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     let config = HubConfig { version: env!("CARGO_PKG_VERSION").to_owned(), ..HubConfig::default() };

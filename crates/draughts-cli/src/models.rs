@@ -6,13 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use draughts_model::{CheckpointMeta, NetKind};
-use draughts_nn::checkpoint;
-use draughts_nn::tch::Device;
-use draughts_nn::{CheckpointInfo, Net};
 use draughts_nnue::Network;
 
 use crate::bad_input;
-use crate::settings::Config;
 
 fn warn(w: String) {
     eprintln!("warning: {w}");
@@ -47,34 +43,7 @@ pub fn is_sparse(path: &Path) -> anyhow::Result<bool> {
     Ok(model_meta(path)?.1.architecture.kind == NetKind::Sparse)
 }
 
-/// Loads a model for play through libtorch (either kind).
-pub fn load_model(path: &Path, device: Device) -> anyhow::Result<(Net, CheckpointMeta)> {
-    let p = resolve_model(path)?;
-    checkpoint::load(&p, device).map_err(bad_input).with_context(|| format!("loading model {}", p.display()))
-}
-
 /// Loads a sparse model for native play (shared by every player of the process).
 pub fn load_native(path: &Path) -> anyhow::Result<Arc<Network>> {
     draughts_arena::adapters::load_network(path).map_err(bad_input).with_context(|| format!("loading model {}", path.display()))
-}
-
-/// The run's newest checkpoint, or a fresh network (seeded by the config) saved as step 0 so
-/// that every worker and every restart starts from the same weights.
-pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow::Result<(Net, CheckpointMeta)> {
-    if let Some((p, _)) = newest(checkpoints) {
-        let (net, meta) = checkpoint::load(&p, device).map_err(bad_input)?;
-        if meta.architecture != cfg.net {
-            return Err(bad_input(format!(
-                "{}: its architecture {} differs from the config's [net] {}",
-                p.display(),
-                meta.architecture.short_name(),
-                cfg.net.short_name()
-            )));
-        }
-        return Ok((net, meta));
-    }
-    let net = Net::new(&cfg.net, device, cfg.seed)?;
-    let info = CheckpointInfo { name: cfg.name.clone(), step: 0, rules: cfg.rules.clone(), seed: cfg.seed, parent: None };
-    let meta = checkpoint::save(&net, checkpoints, &info)?;
-    Ok((net, meta))
 }

@@ -1,19 +1,19 @@
 //! Network players for the arena (`mcts:model=DIR,sims=N`, `policy:model=DIR`) and the network
-//! behind the Hub and DXP protocols (`draughts hub --model DIR`). They live in the CLI because
-//! the arena and protocol crates never link libtorch. A sparse model is evaluated natively
-//! (`draughts-nnue`, no inference thread); a ResNet through libtorch.
+//! behind the Hub and DXP protocols (`draughts hub --model DIR`). A sparse model is evaluated
+//! natively (`draughts-nnue`, no inference thread); a ResNet through libtorch, which only the
+//! training binary `draughts-train` links: it installs a [`ResnetBackend`] at start. The
+//! play-only `draughts` has none and hands a command that names a ResNet to `draughts-train`
+//! before it starts (see `handoff`), so the error below is only met by library users.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use draughts_arena::{BuildError, ClockState, Player, PlayerError, PlayerFactory, PlayerKind, PlayerSpec};
 use draughts_core::{Game, Move};
 use draughts_mcts::{Algorithm, Budget, EvalRequest, Evaluator, MctsConfig, NnueEvaluator, Search, SearchKind};
-use draughts_nn::tch::Device;
-use draughts_nn::{DeviceChoice, InferenceConfig, InferenceServer, NetEvaluator};
 use draughts_protocol::{Info, SearchLimit, Searcher};
 
 use crate::models;
@@ -24,16 +24,52 @@ pub fn play_config(sims: u32) -> MctsConfig {
     MctsConfig { algorithm: Algorithm::Gumbel, simulations: sims, gumbel_scale: 0.0, reuse_tree: false, ..MctsConfig::default() }
 }
 
+/// An evaluator and the model's id.
+pub type Loaded = (Box<dyn Evaluator + Send>, String);
+
+/// What only the training binary has: libtorch, to evaluate a ResNet.
+pub trait ResnetBackend: Send + Sync {
+    /// An evaluator of the ResNet `model` (resolved) for the calling thread.
+    fn evaluator(&self, model: &Path) -> Result<Loaded, String>;
+    /// An inference thread for the ResNet `model` (resolved), whose handles evaluate the
+    /// positions of games played at once together in batches; it stops when dropped.
+    fn server(&self, model: &Path) -> Result<Started, String>;
+}
+
+/// A started inference thread and the model's id.
+pub type Started = (Box<dyn Server>, String);
+
+/// An inference thread that hands out evaluators.
+pub trait Server: Send {
+    fn handle(&self) -> Box<dyn Evaluator + Send>;
+}
+
+static RESNET: OnceLock<Box<dyn ResnetBackend>> = OnceLock::new();
+
+/// Makes ResNet models playable in this process (called once by `draughts-train` at start).
+pub fn install_resnet_backend(backend: Box<dyn ResnetBackend>) {
+    let _ = RESNET.set(backend);
+}
+
+fn resnet_backend(model: &Path) -> Result<&'static dyn ResnetBackend, String> {
+    RESNET.get().map(|b| b.as_ref()).ok_or_else(|| {
+        format!(
+            "{}: a ResNet model, which plays through libtorch; this binary does not load libtorch (the full one, `draughts-train`, does)",
+            model.display()
+        )
+    })
+}
+
 /// An evaluator for `model` on the calling thread: native for a sparse net, libtorch for a ResNet.
-fn load_evaluator(model: &Path) -> Result<(Box<dyn Evaluator + Send>, String), String> {
+fn load_evaluator(model: &Path) -> Result<Loaded, String> {
     let text = |e: anyhow::Error| format!("{e:#}");
     if models::is_sparse(model).map_err(text)? {
         let net = models::load_native(model).map_err(text)?;
         let id = net.model_id().to_owned();
         return Ok((Box::new(NnueEvaluator::new(net)), id));
     }
-    let (net, meta) = models::load_model(model, Device::Cpu).map_err(text)?;
-    Ok((Box::new(NetEvaluator::new(net, 256)), meta.model_id))
+    let path = models::resolve_model(model).map_err(text)?;
+    resnet_backend(model)?.evaluator(&path)
 }
 
 /// Picks a move by MCTS guided by the network.
@@ -101,7 +137,6 @@ impl Player for MctsPlayer {
     }
 
     fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
-        draughts_nn::tch::set_num_threads(1);
         let limit = match (self.movetime, clock.move_limit) {
             (Some(a), Some(b)) => Some(a.min(b.mul_f64(0.8))),
             (a, b) => a.or(b.map(|b| b.mul_f64(0.8))),
@@ -132,7 +167,6 @@ impl Player for PolicyPlayer {
     }
 
     fn choose(&mut self, game: &Game, _clock: &ClockState) -> Result<Move, PlayerError> {
-        draughts_nn::tch::set_num_threads(1);
         let request = EvalRequest {
             position: *game.position(),
             counters: game.counters(),
@@ -150,16 +184,22 @@ impl Player for PolicyPlayer {
     }
 }
 
-/// Builds the network players for the arena. Every player of one model shares one inference
-/// thread, so the positions of games played at once (`--concurrency`) are evaluated together
-/// in batches: the thread takes whatever requests are waiting when it is free (no extra wait).
-#[derive(Debug, Default)]
+/// Builds the network players for the arena. Every player of one ResNet shares one inference
+/// thread ([`ResnetBackend::server`], stopped with the factory), so the positions of games
+/// played at once (`--concurrency`) are evaluated together in batches.
+#[derive(Default)]
 pub struct NnFactory {
-    servers: Mutex<HashMap<PathBuf, (InferenceServer, String)>>,
+    servers: Mutex<HashMap<PathBuf, Started>>,
+}
+
+impl std::fmt::Debug for NnFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NnFactory")
+    }
 }
 
 impl NnFactory {
-    fn evaluator(&self, model: &Path) -> Result<(Box<dyn Evaluator + Send>, String), String> {
+    fn evaluator(&self, model: &Path) -> Result<Loaded, String> {
         if models::is_sparse(model).map_err(|e| format!("{e:#}"))? {
             // Native: cheap per player, nothing to share but the (cached) network.
             return load_evaluator(model);
@@ -167,14 +207,12 @@ impl NnFactory {
         let path = models::resolve_model(model).map_err(|e| format!("{e:#}"))?;
         let mut servers = self.servers.lock().map_err(|_| "an earlier model load panicked".to_owned())?;
         if let Some((server, id)) = servers.get(&path) {
-            return Ok((Box::new(server.handle()), id.clone()));
+            return Ok((server.handle(), id.clone()));
         }
-        let (net, meta) = draughts_nn::checkpoint::load(&path, Device::Cpu).map_err(|e| e.to_string())?;
-        let config = InferenceConfig { device: DeviceChoice::Cpu, torch_threads: 1, max_batch: 256, max_wait_us: 0 };
-        let server = InferenceServer::spawn(net, &config).map_err(|e| e.to_string())?;
+        let (server, id) = resnet_backend(model)?.server(&path)?;
         let handle = server.handle();
-        servers.insert(path, (server, meta.model_id.clone()));
-        Ok((Box::new(handle), meta.model_id))
+        servers.insert(path, (server, id.clone()));
+        Ok((handle, id))
     }
 }
 
@@ -257,10 +295,7 @@ pub fn protocol_engine(
             let net = models::load_native(model)?;
             Box::new(crate::alphabeta::AlphaBeta::with_network(level, hash_mib.max(1), seed, Some(net))?)
         }
-        (Some(model), draughts_engine::Level::Hard) => {
-            draughts_nn::tch::set_num_threads(1);
-            Box::new(NetSearcher::new(model, sims)?)
-        }
+        (Some(model), draughts_engine::Level::Hard) => Box::new(NetSearcher::new(model, sims)?),
         _ => Box::new(crate::alphabeta::AlphaBeta::new(level, hash_mib.max(1), seed)?),
     })
 }
