@@ -27,6 +27,7 @@ pub mod perft;
 pub mod report;
 pub mod rundir;
 pub mod search;
+pub mod serve;
 
 pub use error::{bad_input, BadInput};
 
@@ -53,6 +54,8 @@ pub enum PlayCommand {
     Gate(arena::GateArgs),
     /// Write PNG plots and a Markdown summary of a training run (DIR/report/).
     Report(report::Args),
+    /// Serve the play page, the JSON API for game sites and a training run's page over HTTP.
+    Serve(serve::Args),
 }
 
 impl PlayCommand {
@@ -64,6 +67,7 @@ impl PlayCommand {
             PlayCommand::Match(a) => a.models(),
             PlayCommand::Tournament(a) => a.models(),
             PlayCommand::Gate(a) => a.models(),
+            PlayCommand::Serve(a) => a.models(),
             PlayCommand::Perft(_) | PlayCommand::Moves(_) | PlayCommand::Pdn(_) | PlayCommand::Search(_) | PlayCommand::Report(_) => Vec::new(),
         }
     }
@@ -80,6 +84,7 @@ impl PlayCommand {
             PlayCommand::Tournament(a) => arena::run_tournament_cmd(a),
             PlayCommand::Gate(a) => arena::run_gate_cmd(a),
             PlayCommand::Report(a) => report::run(a),
+            PlayCommand::Serve(a) => serve::run(a),
         }
     }
 }

@@ -1,0 +1,384 @@
+//! The JSON API of `draughts serve`, as a function from a request to a response (the HTTP
+//! server around it is `super::run`), so that tests call it directly.
+//!
+//! The server keeps no games: a request carries the start position and the moves played since
+//! (PDN move text), the server replays them with the rules core (so an illegal move is refused
+//! and the draw rules see the whole history) and answers for the position they reach. Memory per
+//! request is bounded by the body size limit and the level's hash table.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use draughts_core::{Game, Move, MoveText, Position, Rules};
+use draughts_engine::{mate_distance, Engine, EngineConfig};
+use draughts_nnue::Network;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::levels::LevelSpec;
+
+/// The largest request body (bytes).
+pub const MAX_BODY: usize = 64 * 1024;
+/// The most moves a request may replay.
+pub const MAX_MOVES: usize = 2_000;
+/// Networks of a run's checkpoints kept loaded at once.
+const MAX_CACHED_NETS: usize = 8;
+
+/// An HTTP answer.
+#[derive(Debug, PartialEq)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(status: u16, value: &Value) -> Reply {
+        Reply { status, content_type: "application/json", body: serde_json::to_vec(value).unwrap_or_default() }
+    }
+
+    pub fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply::json(status, &json!({ "error": message.into() }))
+    }
+
+    fn page(html: &'static str) -> Reply {
+        Reply { status: 200, content_type: "text/html; charset=utf-8", body: html.as_bytes().to_vec() }
+    }
+}
+
+/// What the server serves.
+#[derive(Debug)]
+pub struct Service {
+    levels: Vec<LevelSpec>,
+    /// The served model (the evaluation of the `network` levels).
+    model: Option<Arc<Network>>,
+    /// A training run whose progress and checkpoints are shown.
+    run: Option<PathBuf>,
+    nets: Mutex<HashMap<PathBuf, Arc<Network>>>,
+}
+
+/// A position and the moves played from it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GameRequest {
+    fen: Option<String>,
+    rules: Option<String>,
+    #[serde(default)]
+    moves: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveRequest {
+    fen: Option<String>,
+    rules: Option<String>,
+    #[serde(default)]
+    moves: Vec<String>,
+    level: String,
+    /// Play with this checkpoint of the run as the evaluation.
+    checkpoint: Option<String>,
+    /// Shorter than the level's time per move.
+    movetime_ms: Option<u64>,
+    /// Seed of the level's random choices (default: from the position).
+    seed: Option<u64>,
+    /// Send the principal variation and search figures.
+    #[serde(default)]
+    analysis: bool,
+}
+
+/// One move, for the page and for sites.
+#[derive(Debug, Serialize)]
+struct MoveJson {
+    pdn: String,
+    hub: String,
+    from: u8,
+    to: u8,
+    captured: Vec<u8>,
+    /// Every landing square, `from` to `to`.
+    path: Vec<u8>,
+}
+
+fn move_json(pos: &Position, mv: &Move, rules: &Rules) -> MoveJson {
+    let path = pos.landing_paths(mv, rules).into_iter().next().unwrap_or_else(|| vec![mv.from(), mv.to()]);
+    MoveJson {
+        pdn: pos.to_pdn(mv, rules),
+        hub: mv.to_hub(),
+        from: mv.from().number(),
+        to: mv.to().number(),
+        captured: mv.captured().squares().map(|s| s.number()).collect(),
+        path: path.iter().map(|s| s.number()).collect(),
+    }
+}
+
+fn squares(b: draughts_core::Bitboard) -> Vec<u8> {
+    b.squares().map(|s| s.number()).collect()
+}
+
+fn bad(msg: impl Into<String>) -> Reply {
+    Reply::error(400, msg)
+}
+
+impl Service {
+    pub fn new(levels: Vec<LevelSpec>, model: Option<Arc<Network>>, run: Option<PathBuf>) -> Service {
+        Service { levels, model, run, nets: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn levels(&self) -> &[LevelSpec] {
+        &self.levels
+    }
+
+    /// Answers one request. `body` is at most [`MAX_BODY`] bytes (the server refuses longer ones).
+    pub fn handle(&self, method: &str, url: &str, body: &[u8]) -> Reply {
+        // The query (`/?checkpoint=NAME`) is the page's business.
+        let path = url.split_once('?').map_or(url, |(p, _)| p);
+        match (method, path) {
+            ("GET", "/") | ("GET", "/index.html") => Reply::page(super::PAGE),
+            ("GET", "/run") => match &self.run {
+                Some(_) => Reply::page(super::RUN_PAGE),
+                None => Reply::error(404, "no training run is served (start the server with --run DIR)"),
+            },
+            ("GET", "/api/info") => Reply::json(200, &self.info()),
+            ("GET", "/api/run") => self.run_json(),
+            ("POST", "/api/state") => match parse::<GameRequest>(body) {
+                Ok(r) => match replay(r.fen.as_deref(), r.rules.as_deref(), &r.moves) {
+                    Ok(game) => Reply::json(200, &state_json(&game)),
+                    Err(e) => e,
+                },
+                Err(e) => e,
+            },
+            ("POST", "/api/move") => match parse::<MoveRequest>(body) {
+                Ok(r) => self.engine_move(&r),
+                Err(e) => e,
+            },
+            (_, "/" | "/run" | "/api/info" | "/api/run" | "/api/state" | "/api/move") => {
+                Reply::error(405, format!("{method} is not allowed on {path}"))
+            }
+            _ => Reply::error(404, format!("no such page: {path}")),
+        }
+    }
+
+    fn info(&self) -> Value {
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "levels": self.levels.iter().map(|l| json!({
+                "name": l.name,
+                "description": l.description,
+                "player": l.summary(self.network_for(l).map(|n| n.model_id())),
+            })).collect::<Vec<_>>(),
+            "rules": Rules::PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            "model": self.model.as_ref().map(|m| m.model_id().to_owned()),
+            "run": self.run.as_ref().map(|r| r.display().to_string()),
+            "start_fen": Position::start().to_fen(),
+            "limits": { "max_body_bytes": MAX_BODY, "max_moves": MAX_MOVES },
+        })
+    }
+
+    fn network_for(&self, level: &LevelSpec) -> Option<&Arc<Network>> {
+        if level.network {
+            self.model.as_ref()
+        } else {
+            None
+        }
+    }
+
+    fn run_json(&self) -> Reply {
+        let Some(run) = &self.run else {
+            return Reply::error(404, "no training run is served (start the server with --run DIR)");
+        };
+        // A line being written may be cut short: skip what does not parse.
+        let metrics: Vec<Value> = std::fs::read_to_string(run.join("metrics.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let checkpoints: Vec<Value> = crate::models::checkpoints_in(&run.join("checkpoints"))
+            .into_iter()
+            .map(|(step, _, meta)| json!({ "name": meta.model_id, "step": step, "kind": format!("{:?}", meta.architecture.kind).to_lowercase() }))
+            .collect();
+        Reply::json(200, &json!({ "run": run.display().to_string(), "metrics": metrics, "checkpoints": checkpoints }))
+    }
+
+    /// The network of the run's checkpoint `name` (loaded once, a few kept).
+    fn checkpoint_net(&self, name: &str) -> Result<Arc<Network>, Reply> {
+        let Some(run) = &self.run else {
+            return Err(bad("`checkpoint` needs a training run (start the server with --run DIR)"));
+        };
+        let found = crate::models::checkpoints_in(&run.join("checkpoints")).into_iter().find(|(_, _, m)| m.model_id == name);
+        let Some((_, path, meta)) = found else {
+            return Err(bad(format!("no checkpoint `{name}` in {}", run.display())));
+        };
+        if meta.architecture.kind != draughts_model::NetKind::Sparse {
+            return Err(bad(format!("checkpoint `{name}` is a ResNet; the server plays sparse networks (inside alpha-beta)")));
+        }
+        let mut nets = self.nets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = nets.get(&path) {
+            return Ok(n.clone());
+        }
+        let net = draughts_arena::adapters::load_network(&path).map_err(|e| Reply::error(500, format!("checkpoint `{name}`: {e}")))?;
+        if nets.len() >= MAX_CACHED_NETS {
+            nets.clear();
+        }
+        nets.insert(path, net.clone());
+        Ok(net)
+    }
+
+    fn engine_move(&self, r: &MoveRequest) -> Reply {
+        let Some(level) = self.levels.iter().find(|l| l.name == r.level) else {
+            let names: Vec<_> = self.levels.iter().map(|l| l.name.as_str()).collect();
+            return bad(format!("unknown level `{}` (levels: {})", r.level, names.join(", ")));
+        };
+        let game = match replay(r.fen.as_deref(), r.rules.as_deref(), &r.moves) {
+            Ok(g) => g,
+            Err(e) => return e,
+        };
+        if let Some(outcome) = game.outcome() {
+            return bad(format!("the game is over: {outcome}"));
+        }
+        let network = match &r.checkpoint {
+            Some(name) => match self.checkpoint_net(name) {
+                Ok(n) => Some(n),
+                Err(e) => return e,
+            },
+            None => self.network_for(level).cloned(),
+        };
+        if r.movetime_ms == Some(0) {
+            return bad("`movetime_ms` is at least 1");
+        }
+        let seed = r.seed.unwrap_or_else(|| game.hash() ^ (game.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed);
+        let player = level.summary(network.as_ref().map(|n| n.model_id()));
+        let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, ..EngineConfig::default() }) {
+            Ok(e) => e,
+            Err(e) => return Reply::error(500, format!("engine: {e}")),
+        };
+        let start = Instant::now();
+        let result = engine.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+        let elapsed = start.elapsed();
+        let Some(best) = result.best else {
+            return Reply::error(500, "the engine found no move");
+        };
+        let pos = *game.position();
+        let rules = *game.rules();
+        let mut after = game.clone();
+        if after.play(best).is_err() {
+            return Reply::error(500, format!("the engine chose an illegal move {best}"));
+        }
+        let mut reply = serde_json::to_value(move_json(&pos, &best, &rules)).unwrap_or_default();
+        let obj = reply.as_object_mut().expect("a move is an object");
+        obj.insert("score".into(), json!(result.score));
+        obj.insert("mate_in_plies".into(), json!(mate_distance(result.score)));
+        obj.insert("level".into(), json!(level.name));
+        obj.insert("player".into(), json!(player));
+        obj.insert("time_ms".into(), json!(elapsed.as_millis() as u64));
+        if r.analysis {
+            let mut p = pos;
+            let mut pv = Vec::new();
+            for mv in &result.pv {
+                pv.push(p.to_pdn(mv, &rules));
+                p = p.play(mv);
+            }
+            obj.insert("pv".into(), json!(pv));
+            obj.insert("depth".into(), json!(result.depth));
+            obj.insert("nodes".into(), json!(result.nodes));
+        }
+        obj.insert("state".into(), state_json(&after));
+        Reply::json(200, &reply)
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Reply> {
+    if body.len() > MAX_BODY {
+        return Err(Reply::error(413, format!("the body is larger than {MAX_BODY} bytes")));
+    }
+    let text = std::str::from_utf8(body).map_err(|e| bad(format!("the body is not UTF-8: {e}")))?;
+    serde_json::from_str(text).map_err(|e| bad(format!("bad JSON body: {e}")))
+}
+
+/// The game that `fen` (default: the start) and `moves` reach under `rules` (default: fmjd).
+fn replay(fen: Option<&str>, rules: Option<&str>, moves: &[String]) -> Result<Game, Reply> {
+    let rules: Rules = match rules {
+        None => Rules::FMJD,
+        Some(name) => name.parse().map_err(|e| bad(format!("`rules`: {e}")))?,
+    };
+    let start = match fen {
+        None => Position::start(),
+        Some(text) => Position::from_fen(text).map_err(|e| bad(format!("`fen`: {e}")))?,
+    };
+    if moves.len() > MAX_MOVES {
+        return Err(bad(format!("`moves`: {} moves, at most {MAX_MOVES}", moves.len())));
+    }
+    let mut game = Game::from_position(start, rules);
+    for (i, text) in moves.iter().enumerate() {
+        let at = |e: String| bad(format!("`moves`[{i}] `{text}`: {e}"));
+        if let Some(outcome) = game.outcome() {
+            return Err(at(format!("the game was already over ({outcome})")));
+        }
+        let mv = MoveText::parse_pdn(text)
+            .map_err(|e| at(e.to_string()))?
+            .resolve(game.position(), game.rules())
+            .map_err(|e| at(e.to_string()))?;
+        game.play(mv).map_err(|e| at(e.to_string()))?;
+    }
+    Ok(game)
+}
+
+/// Everything the page shows of a game.
+fn state_json(game: &Game) -> Value {
+    let rules = game.rules();
+    let pos = game.position();
+    let mut history = Vec::new();
+    let mut text = String::new();
+    let start = *game.start_position();
+    let mut number = 1;
+    let mut white = start.side_to_move() == draughts_core::Color::White;
+    if !white {
+        text.push_str("1...");
+    }
+    for (p, mv) in game.plies() {
+        let m = move_json(p, &mv, rules);
+        if white {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&format!("{number}. {}", m.pdn));
+        } else {
+            text.push(' ');
+            text.push_str(&m.pdn);
+            number += 1;
+        }
+        white = !white;
+        history.push(m);
+    }
+    let outcome = game.outcome();
+    if let Some(o) = &outcome {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(o.pdn_result());
+    }
+    let legal: Vec<MoveJson> =
+        if outcome.is_some() { Vec::new() } else { game.legal_moves().iter().map(|m| move_json(pos, m, rules)).collect() };
+    use draughts_core::Color::{Black, White};
+    json!({
+        "start_fen": start.to_fen(),
+        "fen": pos.to_fen(),
+        "rules": rules.name(),
+        "turn": pos.side_to_move().name().to_lowercase(),
+        "ply": game.ply(),
+        "board": {
+            "white_men": squares(pos.men(White)),
+            "white_kings": squares(pos.kings(White)),
+            "black_men": squares(pos.men(Black)),
+            "black_kings": squares(pos.kings(Black)),
+        },
+        "moves": history,
+        "legal": legal,
+        "pdn": text,
+        "over": outcome.is_some(),
+        "result": outcome.map(|o| o.pdn_result()),
+        "reason": outcome.map(|o| o.to_string()),
+    })
+}

@@ -1,0 +1,151 @@
+//! The levels offered to people, as data (`configs/levels.toml`, carried in the binary).
+
+use std::path::Path;
+use std::time::Duration;
+
+use draughts_engine::{Limits, Noise};
+use serde::Deserialize;
+
+use crate::bad_input;
+
+/// The shipped levels.
+pub const DEFAULT_LEVELS: &str = include_str!("../../../../configs/levels.toml");
+
+/// One level: the alpha-beta engine with these limits.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LevelSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub depth: Option<u32>,
+    pub nodes: Option<u64>,
+    pub movetime_ms: Option<u64>,
+    /// Random choice among the moves within this many centi-men of the best.
+    pub noise_cp: Option<i32>,
+    #[serde(default = "default_hash")]
+    pub hash_mib: usize,
+    /// The served model is the evaluation.
+    #[serde(default)]
+    pub network: bool,
+}
+
+fn default_hash() -> usize {
+    16
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LevelsFile {
+    level: Vec<LevelSpec>,
+}
+
+impl LevelSpec {
+    /// The engine limits of a move at this level; `movetime` (a request's) only shortens it.
+    pub fn limits(&self, movetime: Option<Duration>, seed: u64) -> Limits {
+        let own = self.movetime_ms.map(Duration::from_millis);
+        let movetime = match (own, movetime) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Limits {
+            depth: self.depth,
+            nodes: self.nodes,
+            movetime,
+            clock: None,
+            noise: self.noise_cp.map(|margin| Noise { margin, seed }),
+        }
+    }
+
+    /// How the level plays, in words.
+    pub fn summary(&self, network: Option<&str>) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = self.depth {
+            parts.push(format!("depth {d}"));
+        }
+        if let Some(n) = self.nodes {
+            parts.push(format!("{n} nodes"));
+        }
+        if let Some(t) = self.movetime_ms {
+            parts.push(format!("{t} ms"));
+        }
+        if let Some(m) = self.noise_cp {
+            parts.push(format!("random within {m} centi-men"));
+        }
+        let eval = match network {
+            Some(id) => format!("network {id}"),
+            None => "hand-made evaluation".to_owned(),
+        };
+        format!("alpha-beta, {eval} ({}: {})", self.name, parts.join(", "))
+    }
+}
+
+/// Parses a levels file; `origin` names it in messages.
+pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<LevelSpec>> {
+    let file: LevelsFile = toml::from_str(text).map_err(|e| bad_input(format!("{origin}: {e}")))?;
+    if file.level.is_empty() {
+        return Err(bad_input(format!("{origin}: no [[level]]")));
+    }
+    for (i, l) in file.level.iter().enumerate() {
+        let at = format!("{origin}: level {} `{}`", i + 1, l.name);
+        if l.name.is_empty() || !l.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(bad_input(format!("{at}: a name is letters, digits, `-` and `_`")));
+        }
+        if file.level[..i].iter().any(|o| o.name == l.name) {
+            return Err(bad_input(format!("{at}: named twice")));
+        }
+        if l.depth.is_none() && l.nodes.is_none() && l.movetime_ms.is_none() {
+            return Err(bad_input(format!("{at}: needs a limit (depth, nodes or movetime_ms)")));
+        }
+        if l.depth == Some(0) || l.nodes == Some(0) || l.movetime_ms == Some(0) {
+            return Err(bad_input(format!("{at}: limits are at least 1")));
+        }
+        if l.movetime_ms.is_some_and(|t| t > 60_000) {
+            return Err(bad_input(format!("{at}: movetime_ms is at most 60000")));
+        }
+        if !(1..=4096).contains(&l.hash_mib) {
+            return Err(bad_input(format!("{at}: hash_mib is 1 to 4096")));
+        }
+        if l.noise_cp.is_some_and(|m| m < 0) {
+            return Err(bad_input(format!("{at}: noise_cp is not negative")));
+        }
+    }
+    Ok(file.level)
+}
+
+/// The levels of `path`, or the shipped ones.
+pub fn load(path: Option<&Path>) -> anyhow::Result<Vec<LevelSpec>> {
+    match path {
+        None => parse(DEFAULT_LEVELS, "configs/levels.toml (built in)"),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
+            parse(&text, &p.display().to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_levels_parse_and_get_stronger() {
+        let levels = load(None).unwrap();
+        let names: Vec<_> = levels.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["easy", "medium", "hard"]);
+        assert!(levels[0].noise_cp.is_some() && levels[2].network);
+        let l = levels[1].limits(Some(Duration::from_millis(50)), 0);
+        assert_eq!(l.movetime, Some(Duration::from_millis(50)));
+        assert_eq!(levels[1].limits(Some(Duration::from_secs(9)), 0).movetime, Some(Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn bad_levels_files_are_named() {
+        let err = |t: &str| parse(t, "x.toml").unwrap_err().to_string();
+        assert!(err("").contains("x.toml"));
+        assert!(err("[[level]]\nname = \"a\"\n").contains("needs a limit"));
+        assert!(err("[[level]]\nname = \"a\"\ndepth = 2\nspeed = 3\n").contains("speed"));
+        assert!(err("[[level]]\nname = \"a\"\ndepth = 2\n[[level]]\nname = \"a\"\ndepth = 3\n").contains("named twice"));
+        assert!(err("[[level]]\nname = \"a b\"\ndepth = 2\n").contains("letters"));
+    }
+}
