@@ -248,3 +248,19 @@ fn hard_plays_with_the_model_and_a_run_s_checkpoints_can_be_chosen() {
     drop(s);
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn the_openapi_description_parses_and_names_what_is_served() {
+    let s = serve(&[]);
+    let (status, body) = request(&s.addr, "GET", "/api/openapi.json", b"");
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    let paths = v["paths"].as_object().unwrap();
+    assert_eq!(paths.len(), 5);
+    for (path, ops) in paths {
+        let method = if ops.get("post").is_some() { "POST" } else { "GET" };
+        let (status, _) = request(&s.addr, method, path, b"{}");
+        // /api/run is described with its 404 (no --run here); /api/move needs a level.
+        assert!(matches!((path.as_str(), status), (_, 200) | ("/api/run", 404) | ("/api/move", 400)), "{path}: {status}");
+    }
+}

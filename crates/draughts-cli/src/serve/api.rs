@@ -141,6 +141,7 @@ impl Service {
                 None => Reply::error(404, "no training run is served (start the server with --run DIR)"),
             },
             ("GET", "/api/info") => Reply::json(200, &self.info()),
+            ("GET", "/api/openapi.json") => Reply { status: 200, content_type: "application/json", body: super::OPENAPI.as_bytes().to_vec() },
             ("GET", "/api/run") => self.run_json(),
             ("POST", "/api/state") => match parse::<GameRequest>(body) {
                 Ok(r) => match replay(r.fen.as_deref(), r.rules.as_deref(), &r.moves) {
@@ -153,7 +154,7 @@ impl Service {
                 Ok(r) => self.engine_move(&r),
                 Err(e) => e,
             },
-            (_, "/" | "/run" | "/api/info" | "/api/run" | "/api/state" | "/api/move") => {
+            (_, "/" | "/run" | "/api/info" | "/api/openapi.json" | "/api/run" | "/api/state" | "/api/move") => {
                 Reply::error(405, format!("{method} is not allowed on {path}"))
             }
             _ => Reply::error(404, format!("no such page: {path}")),

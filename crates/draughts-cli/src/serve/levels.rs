@@ -140,6 +140,16 @@ mod tests {
     }
 
     #[test]
+    fn shipped_levels_are_the_protocol_engines_levels() {
+        let levels = load(None).unwrap();
+        for level in draughts_engine::Level::ALL {
+            let spec = levels.iter().find(|l| l.name == level.name()).unwrap();
+            assert_eq!(spec.limits(None, 7), level.limits(&Limits::default(), 7), "{}", spec.name);
+            assert_eq!(spec.network, level == draughts_engine::Level::Hard);
+        }
+    }
+
+    #[test]
     fn bad_levels_files_are_named() {
         let err = |t: &str| parse(t, "x.toml").unwrap_err().to_string();
         assert!(err("").contains("x.toml"));

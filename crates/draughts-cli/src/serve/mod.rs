@@ -20,6 +20,8 @@ pub mod levels;
 pub const PAGE: &str = include_str!("page.html");
 /// The page of a training run.
 pub const RUN_PAGE: &str = include_str!("run.html");
+/// The API, described for clients (OpenAPI 3.0).
+pub const OPENAPI: &str = include_str!("openapi.json");
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -80,7 +82,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input("--threads is 1 to 256"));
     }
     let addr: SocketAddr = a.addr.parse().map_err(|e| bad_input(format!("--addr `{}`: {e}", a.addr)))?;
-    let server = Server::http(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let server = Server::from_listener(listen(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?, None)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound = server.server_addr().to_ip().map_or_else(|| addr.to_string(), |a| a.to_string());
     // What the server says at start; a closed standard output (a site's supervisor that only
     // read the first line) must not stop it, so write errors are ignored.
@@ -113,6 +116,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let _ = w.join();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A listening socket whose connections do not wait for acknowledgements before sending the
+/// rest of an answer (TCP_NODELAY, inherited by accepted sockets).
+fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_nodelay(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(128)?;
+    Ok(socket.into())
 }
 
 /// Reads one request (at most `api::MAX_BODY` bytes of body), answers it.
