@@ -188,7 +188,8 @@ mod tests {
         let mut n = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "toml") {
+            // levels.toml is `draughts serve`'s levels (checked by its own test).
+            if path.extension().is_some_and(|e| e == "toml") && !path.ends_with("levels.toml") {
                 let (mut cfg, _) = crate::config::load::<Config>(&path, &[]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
                 cfg.resolve().unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
                 n += 1;
