@@ -229,6 +229,10 @@ fn hard_plays_with_the_model_and_a_run_s_checkpoints_can_be_chosen() {
     }
     std::fs::write(run.join("metrics.jsonl"), "{\"stage\":\"train\",\"cycle\":1,\"loss\":2.3}\n{\"stage\":\"eval\",\"cycle\":1,\"elo\":40}\n{\"cut sh").unwrap();
     let s = serve_with_model(&["--run", run.to_str().unwrap()]);
+    let (_, info) = request(&s.addr, "GET", "/api/info", b"");
+    let info: Value = serde_json::from_slice(&info).unwrap();
+    let networks: Vec<&Value> = info["levels"].as_array().unwrap().iter().map(|l| &l["network"]).collect();
+    assert_eq!(networks, [&Value::Null, &Value::Null, &json!("sparse-s00033239")]);
     let (status, v) = post(&s.addr, "/api/move", &json!({"level": "hard", "movetime_ms": 50}));
     assert_eq!(status, 200, "{v}");
     assert!(v["player"].as_str().unwrap().contains("network sparse-s00033239"), "{v}");

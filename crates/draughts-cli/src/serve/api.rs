@@ -168,6 +168,7 @@ impl Service {
                 "name": l.name,
                 "description": l.description,
                 "player": l.summary(self.network_for(l).map(|n| n.model_id())),
+                "network": self.network_for(l).map(|n| n.model_id()),
             })).collect::<Vec<_>>(),
             "rules": Rules::PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
             "model": self.model.as_ref().map(|m| m.model_id().to_owned()),
