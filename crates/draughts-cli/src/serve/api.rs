@@ -384,3 +384,49 @@ fn state_json(game: &Game) -> Value {
         "reason": outcome.map(|o| o.to_string()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn service() -> Service {
+        Service::new(super::super::levels::load(None).unwrap(), None, None)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Whatever arrives, the answer is a status with a JSON body (an error names the
+        /// problem), never a panic.
+        #[test]
+        fn any_body_gets_an_answer(body in proptest::collection::vec(any::<u8>(), 0..200), which in 0..4usize) {
+            let path = ["/api/move", "/api/state", "/api/info", "/x"][which];
+            let reply = service().handle("POST", path, &body);
+            prop_assert!(matches!(reply.status, 200 | 400 | 404 | 405), "{}", reply.status);
+            let v: Value = serde_json::from_slice(&reply.body).unwrap();
+            if reply.status != 200 {
+                prop_assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()));
+            }
+        }
+
+        /// Bodies that are JSON of the right shape with arbitrary values.
+        #[test]
+        fn any_game_request_gets_an_answer(
+            fen in "[WB?]?:?[WBK0-9,\\-:]{0,30}",
+            moves in proptest::collection::vec("[0-9x\\- ]{0,8}", 0..6),
+            level in "(easy|medium|hard|[a-z]{0,6})",
+            rules in proptest::option::of("(fmjd|no-capture-25|promote-in-capture|[a-z]{0,5})"),
+        ) {
+            let body = json!({"fen": fen, "moves": moves, "level": level, "rules": rules, "movetime_ms": 5});
+            let reply = service().handle("POST", "/api/move", body.to_string().as_bytes());
+            prop_assert!(matches!(reply.status, 200 | 400), "{}", reply.status);
+        }
+    }
+
+    #[test]
+    fn oversized_bodies_are_refused_before_parsing() {
+        let reply = service().handle("POST", "/api/move", &vec![b'['; MAX_BODY + 1]);
+        assert_eq!(reply.status, 413);
+    }
+}
