@@ -43,6 +43,16 @@ pub fn is_sparse(path: &Path) -> anyhow::Result<bool> {
     Ok(model_meta(path)?.1.architecture.kind == NetKind::Sparse)
 }
 
+/// Loads `path` for alpha-beta, which needs a sparse network: a ResNet is bad input, with
+/// `instead` saying where it can play.
+pub fn load_for_alphabeta(path: Option<&Path>, instead: &str) -> anyhow::Result<Option<Arc<Network>>> {
+    match path {
+        Some(m) if !is_sparse(m)? => Err(bad_input(format!("{}: a ResNet model; alpha-beta needs a sparse network ({instead})", m.display()))),
+        Some(m) => Ok(Some(load_native(m)?)),
+        None => Ok(None),
+    }
+}
+
 /// Loads a sparse model for native play (shared by every player of the process).
 pub fn load_native(path: &Path) -> anyhow::Result<Arc<Network>> {
     draughts_arena::adapters::load_network(path).map_err(bad_input).with_context(|| format!("loading model {}", path.display()))

@@ -53,16 +53,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let game = Game::from_position(pos, rules);
     let limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis), ..Limits::default() };
-    let network = match &a.model {
-        Some(m) if !crate::models::is_sparse(m)? => {
-            return Err(bad_input(format!(
-                "{}: a ResNet model; alpha-beta needs a sparse network (a ResNet plays through MCTS: `draughts hub --model`, `mcts:model=`)",
-                m.display()
-            )))
-        }
-        Some(m) => Some(crate::models::load_native(m)?),
-        None => None,
-    };
+    let network = crate::models::load_for_alphabeta(a.model.as_deref(), "a ResNet plays through MCTS: `draughts hub --model`, `mcts:model=`")?;
     if let Some(n) = &network {
         println!("# evaluation: network {} ({}, {} kernels)", n.model_id(), n.architecture().short_name(), n.kernels());
     }

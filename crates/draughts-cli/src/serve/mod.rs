@@ -63,16 +63,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         (None, false) if std::path::Path::new(DEFAULT_MODEL).is_dir() => Some(PathBuf::from(DEFAULT_MODEL)),
         _ => None,
     };
-    let model = match &model_path {
-        Some(m) if !crate::models::is_sparse(m)? => {
-            return Err(bad_input(format!(
-                "{}: a ResNet model; the server plays a sparse network inside alpha-beta (its strongest player)",
-                m.display()
-            )))
-        }
-        Some(m) => Some(crate::models::load_native(m)?),
-        None => None,
-    };
+    let model = crate::models::load_for_alphabeta(model_path.as_deref(), "the server plays its strongest player, alpha-beta with it")?;
     if let Some(run) = &a.run {
         if !run.join("metrics.jsonl").is_file() && !run.join("checkpoints").is_dir() {
             return Err(bad_input(format!("{}: not a training run (no metrics.jsonl, no checkpoints/)", run.display())));
