@@ -42,6 +42,23 @@ fn hub_engine_plays_whole_games() {
 }
 
 #[test]
+fn hostile_hub_engines_lose_with_the_reason_and_the_match_goes_on() {
+    let config = MatchConfig { games: 2, ..MatchConfig::default() };
+    for (mode, says) in [
+        ("flood", "a flood: 100000 lines without a move"),
+        ("longline", "a line of 10485765 bytes (limit 65536)"),
+        ("early", "a move sent before it was asked for"),
+        ("badformat", "`32to28`"),
+    ] {
+        let r = play(&config, &hub(mode, ",depth=1"), &spec("random"));
+        assert_eq!(r.records.len(), 2, "{mode}: the match stopped");
+        assert_eq!((r.losses_a, r.forfeits_a), (2, 2), "{mode}: {:?}", r.terminations);
+        let text = r.records[0].record.termination.to_string();
+        assert!(text.contains(says), "{mode}: {text}");
+    }
+}
+
+#[test]
 fn hub_engine_failures_are_forfeits() {
     let config = MatchConfig { games: 2, ..MatchConfig::default() };
     let r = play(&config, &hub("crash", ",depth=1"), &spec("random"));

@@ -15,6 +15,14 @@ use std::time::{Duration, Instant};
 use draughts_core::{Game, Move, MoveText, Position, Rules};
 
 use super::line::{read_line, HubLine, ReadLine, MAX_LINE};
+
+/// Lines read ahead of the client: a flooding engine then waits on its own output (its pipe
+/// fills) instead of growing our memory.
+const READ_AHEAD: usize = 256;
+/// Lines an engine may send for one search without a move: more is a flood, and a loss.
+pub const MAX_SEARCH_LINES: usize = 100_000;
+/// Warnings kept per engine (the first ones; the rest are counted in the last).
+const MAX_WARNINGS: usize = 32;
 use crate::searcher::{Info, Param, ParamKind, SearchLimit};
 
 /// Why a Hub engine could not be used.
@@ -313,7 +321,7 @@ impl HubClient {
         // Invariant: both pipes were requested just above.
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
         thread::Builder::new()
             .name("hub-reader".to_owned())
             .spawn(move || {
@@ -358,10 +366,9 @@ impl HubClient {
         self.send("hub", stage)?;
         let deadline = Instant::now() + options.handshake_timeout;
         loop {
-            let text = self.next_line(deadline, options.handshake_timeout, stage, None)?;
+            let text = self.next_line(deadline, options.handshake_timeout, stage, None, false)?;
             let Ok(Some(line)) = HubLine::parse(&text) else {
-                self.warnings
-                    .push(format!("ignored malformed line `{text}`"));
+                self.warn(format!("ignored malformed line `{}`", clip(&text)));
                 continue;
             };
             match line.command.as_str() {
@@ -376,14 +383,11 @@ impl HubClient {
                     };
                 }
                 "param" => match parse_param(&line) {
-                    Some(p) => self.params.push(p),
-                    None => self
-                        .warnings
-                        .push(format!("ignored param line without a name: `{text}`")),
+                    Some(p) if self.params.len() < 256 => self.params.push(p),
+                    Some(_) => self.warn("ignored params beyond 256".to_owned()),
+                    None => self.warn(format!("ignored param line without a name: `{}`", clip(&text))),
                 },
-                "error" => self
-                    .warnings
-                    .push(line.get("message").unwrap_or(&text).to_owned()),
+                "error" => self.warn(clip(line.get("message").unwrap_or(&text)).to_owned()),
                 _ => {}
             }
         }
@@ -406,13 +410,13 @@ impl HubClient {
         self.send("init", stage)?;
         let deadline = Instant::now() + options.handshake_timeout;
         loop {
-            let text = self.next_line(deadline, options.handshake_timeout, stage, None)?;
+            let text = self.next_line(deadline, options.handshake_timeout, stage, None, false)?;
             // Lines before `ready` are ignored by the protocol; errors are kept as warnings.
             match HubLine::parse(&text) {
                 Ok(Some(line)) if line.command == "ready" => return Ok(()),
-                Ok(Some(line)) if line.command == "error" => self
-                    .warnings
-                    .push(line.get("message").unwrap_or(&text).to_owned()),
+                Ok(Some(line)) if line.command == "error" => {
+                    self.warn(clip(line.get("message").unwrap_or(&text)).to_owned())
+                }
                 _ => {}
             }
         }
@@ -466,7 +470,7 @@ impl HubClient {
         self.send("ping", stage)?;
         let deadline = Instant::now() + timeout;
         loop {
-            let text = self.next_line(deadline, timeout, stage, None)?;
+            let text = self.next_line(deadline, timeout, stage, None, false)?;
             if matches!(HubLine::parse(&text), Ok(Some(l)) if l.command == "pong") {
                 return Ok(());
             }
@@ -496,10 +500,20 @@ impl HubClient {
         }
         let stage = "searching (go think .. done)";
         // Anything left over from before (a late `pong`, stray output) is not an answer to
-        // this search.
+        // this search; but a move sent before it was asked for breaks the protocol.
         while let Ok(EventBox(event)) = self.events.try_recv() {
-            if let Event::Eof = event {
-                return Err(self.crashed(stage));
+            match event {
+                Event::Eof => return Err(self.crashed(stage)),
+                Event::Line(l) if matches!(HubLine::parse(&l), Ok(Some(ref h)) if h.command == "done") => {
+                    self.kill();
+                    return Err(HubError::Protocol {
+                        engine: self.command.clone(),
+                        stage: stage.to_owned(),
+                        line: clip(&l).to_owned(),
+                        reason: "a move sent before it was asked for".to_owned(),
+                    });
+                }
+                _ => {}
             }
         }
         let (start, moves) = position_and_moves(game, self.history);
@@ -514,14 +528,25 @@ impl HubClient {
         let deadline = Instant::now() + timeout;
         let mut errors: Vec<String> = Vec::new();
         let mut info = None;
+        let mut lines = 0usize;
         loop {
-            let text = self.next_line(deadline, timeout, stage, errors.last().cloned())?;
+            let text = self.next_line(deadline, timeout, stage, errors.last().cloned(), true)?;
+            lines += 1;
+            if lines > MAX_SEARCH_LINES {
+                self.kill();
+                return Err(HubError::Protocol {
+                    engine: self.command.clone(),
+                    stage: stage.to_owned(),
+                    line: clip(&text).to_owned(),
+                    reason: format!("a flood: {MAX_SEARCH_LINES} lines without a move"),
+                });
+            }
             let Ok(Some(line)) = HubLine::parse(&text) else {
                 continue;
             };
             match line.command.as_str() {
                 "info" => info = Some(parse_info(&line, game.position(), &self.rules)),
-                "error" => errors.push(line.get("message").unwrap_or(&text).to_owned()),
+                "error" if errors.len() < MAX_WARNINGS => errors.push(clip(line.get("message").unwrap_or(&text)).to_owned()),
                 "done" => {
                     let Some(text) = line.get("move") else {
                         return Err(HubError::Protocol {
@@ -615,18 +640,39 @@ impl HubClient {
         }
     }
 
+    /// Keeps a warning, up to [`MAX_WARNINGS`].
+    fn warn(&mut self, w: String) {
+        match self.warnings.len() {
+            n if n < MAX_WARNINGS - 1 => self.warnings.push(w),
+            n if n == MAX_WARNINGS - 1 => self.warnings.push("further warnings dropped".to_owned()),
+            _ => {}
+        }
+    }
+
+    /// The next line before `deadline`. A line that is too long or not UTF-8 is a warning,
+    /// or with `strict` (during a search, where the engine owes a move) a protocol error.
     fn next_line(
         &mut self,
         deadline: Instant,
         timeout: Duration,
         stage: &str,
         last_error: Option<String>,
+        strict: bool,
     ) -> Result<String, HubError> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
                 Ok(EventBox(Event::Line(l))) => return Ok(l),
-                Ok(EventBox(Event::Bad(what))) => self.warnings.push(format!("ignored {what}")),
+                Ok(EventBox(Event::Bad(what))) if strict => {
+                    self.kill();
+                    return Err(HubError::Protocol {
+                        engine: self.command.clone(),
+                        stage: stage.to_owned(),
+                        line: String::new(),
+                        reason: format!("sent {what}"),
+                    })
+                }
+                Ok(EventBox(Event::Bad(what))) => self.warn(format!("ignored {what}")),
                 Ok(EventBox(Event::Eof)) | Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.crashed(stage))
                 }
@@ -648,6 +694,15 @@ impl Drop for HubClient {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// At most 200 bytes of `text` (on a character boundary), for messages.
+fn clip(text: &str) -> &str {
+    let mut end = text.len().min(200);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The position and moves to send for `game`.
