@@ -665,3 +665,59 @@ fn connect_failures_are_errors() {
     assert!(e.to_string().contains("cannot connect"), "{e}");
     assert!(DxpListener::bind("not an address:x").is_err());
 }
+
+#[test]
+fn hostile_peers_a_move_for_the_wrong_side_and_a_truncated_message() {
+    // A move of the other side's man (White to move, 19-23 is Black's).
+    let (addr, follower) = follower_with(Duration::from_secs(10));
+    let mut c = scripted_initiator(addr);
+    c.send(&Message::Move(MoveMessage { seconds: 0, from: sq(19), to: sq(23), captured: vec![] })).unwrap();
+    expect_game_end(&mut c, EndReason::IWin);
+    drop(c);
+    let r = follower.join().unwrap();
+    assert!(
+        matches!(&r[0].end, EndCause::PeerIllegalMove { text, .. } if text == "19-23"),
+        "{:?}",
+        r[0].end
+    );
+    assert_eq!(r[0].verdict, Some(Verdict::Win));
+
+    // A truncated message: half a MOVE, then the peer goes away.
+    let (addr, follower) = follower_with(Duration::from_secs(10));
+    let mut c = scripted_initiator(addr);
+    use std::io::Write;
+    c.get_mut().write_all(b"M001").unwrap();
+    drop(c);
+    let r = follower.join().unwrap();
+    assert!(matches!(&r[0].end, EndCause::Disconnected(_)), "{:?}", r[0].end);
+}
+
+#[test]
+fn a_listener_survives_hundreds_of_dropped_connections_and_a_silent_one() {
+    let listener = DxpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    const DROPPED: usize = 300;
+    let handle = thread::spawn(move || {
+        let mut p = player("follower");
+        p.peer_timeout = Some(Duration::from_secs(10));
+        // The silent client is given up after this.
+        p.idle_timeout = Duration::from_millis(300);
+        listener.serve(&mut FirstMove, &ListenOptions { player: p, connections: DROPPED + 2 }).unwrap()
+    });
+    // Hundreds opened and dropped at once (some never reach accept before they close).
+    let conns: Vec<TcpStream> = (0..DROPPED).filter_map(|_| TcpStream::connect(addr).ok()).collect();
+    assert_eq!(conns.len(), DROPPED);
+    drop(conns);
+    // One that connects and says nothing.
+    let silent = TcpStream::connect(addr).unwrap();
+    // Then a real game, which the listener still plays.
+    let mut c = scripted_initiator(addr);
+    c.send(&Message::GameEnd(GameEnd { reason: EndReason::ILose, stop: StopCode::NoNextGame })).unwrap();
+    expect_game_end(&mut c, EndReason::IWin);
+    drop(c);
+    drop(silent);
+    let records = handle.join().unwrap();
+    // Connections without a game leave no record; the real one does.
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].end, EndCause::PeerGameEnd(EndReason::ILose));
+}
