@@ -65,6 +65,10 @@ pub struct CheckpointMeta {
     pub libtorch_version: String,
     /// The weights file.
     pub weights: WeightsInfo,
+    /// FNV-1a 64 of this sidecar's own pretty JSON without this field (see [`to_json`]), so a
+    /// damaged sidecar is never read as a good one. Sidecars written before it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sidecar_fnv1a64: Option<String>,
 }
 
 /// Where the weights are and how to recognise them.
@@ -154,6 +158,16 @@ pub enum MetaError {
         /// Checksum of the file.
         found: String,
         /// Checksum in the sidecar.
+        expected: String,
+    },
+    /// The sidecar's own checksum differs (a damaged sidecar).
+    #[error("{}: checksum {found}, the file says {expected} (a damaged sidecar)", .path.display())]
+    SidecarChecksum {
+        /// The sidecar.
+        path: PathBuf,
+        /// Checksum of its contents.
+        found: String,
+        /// Checksum it carries.
         expected: String,
     },
     /// The weights file is not valid safetensors.
@@ -296,12 +310,20 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, MetaError> {
     })
 }
 
-/// The sidecar as pretty JSON with a final newline, as writers store it.
+/// The sidecar as pretty JSON with a final newline, as writers store it, sealed with its own
+/// checksum (`sidecar_fnv1a64`).
 pub fn to_json(meta: &CheckpointMeta) -> Vec<u8> {
+    let sealed = CheckpointMeta { sidecar_fnv1a64: Some(sidecar_checksum(meta)), ..meta.clone() };
     // Plain data with string keys always serialises.
-    let mut json = serde_json::to_vec_pretty(meta).expect("a sidecar serialises");
+    let mut json = serde_json::to_vec_pretty(&sealed).expect("a sidecar serialises");
     json.push(b'\n');
     json
+}
+
+/// The checksum a sidecar carries: FNV-1a 64 of its pretty JSON without `sidecar_fnv1a64`.
+pub fn sidecar_checksum(meta: &CheckpointMeta) -> String {
+    let bare = CheckpointMeta { sidecar_fnv1a64: None, ..meta.clone() };
+    format!("{:016x}", fnv1a64(&serde_json::to_vec_pretty(&bare).expect("a sidecar serialises")))
 }
 
 /// Reads and checks a sidecar: JSON shape, format, encoding version and architecture ranges
@@ -310,6 +332,12 @@ pub fn read_meta(sidecar: &Path) -> Result<CheckpointMeta, MetaError> {
     let bytes = read_file(sidecar)?;
     let bad = |field: String, message: String| MetaError::BadSidecar { path: sidecar.to_path_buf(), field, message };
     let meta: CheckpointMeta = parse_json_named(&bytes).map_err(|(field, message)| bad(field, message))?;
+    if let Some(expected) = &meta.sidecar_fnv1a64 {
+        let found = sidecar_checksum(&meta);
+        if &found != expected {
+            return Err(MetaError::SidecarChecksum { path: sidecar.to_path_buf(), found, expected: expected.clone() });
+        }
+    }
     if meta.format != CHECKPOINT_FORMAT {
         return Err(MetaError::Format { path: sidecar.to_path_buf(), found: meta.format, expected: CHECKPOINT_FORMAT });
     }

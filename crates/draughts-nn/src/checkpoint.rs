@@ -157,6 +157,7 @@ pub fn save(
             bytes: bytes.len() as u64,
             fnv1a64: format!("{:016x}", fnv1a64(&bytes)),
         },
+        sidecar_fnv1a64: None,
     };
     let json = draughts_model::sidecar::to_json(&meta);
     File::create(&sidecar_tmp)

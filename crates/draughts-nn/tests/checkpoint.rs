@@ -51,10 +51,34 @@ fn saved(moves_left: bool) -> (tempfile::TempDir, PathBuf, Net) {
     (dir, sidecar, net)
 }
 
+/// Edits a sidecar as a person would by hand: without its seal (`sidecar_fnv1a64`), so that
+/// the checks after the seal's are reached.
 fn edit_sidecar(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     let mut v: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    assert!(v.as_object_mut().unwrap().remove("sidecar_fnv1a64").is_some(), "a written sidecar is sealed");
     edit(&mut v);
     fs::write(path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn every_flipped_bit_of_a_sealed_sidecar_is_an_error_naming_it() {
+    let (_dir, sidecar, _) = saved(false);
+    let original = fs::read(&sidecar).unwrap();
+    for i in 0..original.len() {
+        for mask in [0x01u8, 0x20] {
+            let mut bad = original.clone();
+            bad[i] ^= mask;
+            fs::write(&sidecar, &bad).unwrap();
+            // A flip in the indentation or in the final newline changes nothing that is read.
+            let harmless = original[i].is_ascii_whitespace() && bad[i].is_ascii_whitespace();
+            match checkpoint::load(&sidecar, Device::Cpu) {
+                Err(e) => assert!(e.to_string().contains(&*sidecar.to_string_lossy()), "byte {i}: {e}"),
+                Ok(_) => assert!(harmless, "byte {i} ^ {mask:#x} loaded: {:?}", String::from_utf8_lossy(&bad[i.saturating_sub(20)..(i + 20).min(bad.len())])),
+            }
+        }
+    }
+    fs::write(&sidecar, &original).unwrap();
+    checkpoint::load(&sidecar, Device::Cpu).unwrap();
 }
 
 #[test]

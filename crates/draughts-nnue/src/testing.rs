@@ -88,6 +88,7 @@ pub fn write_checkpoint(dir: &Path, name: &str, step: u64, arch: &NetConfig, ten
         tch_version: "none".to_owned(),
         libtorch_version: "none".to_owned(),
         weights: WeightsInfo { file, bytes: bytes.len() as u64, fnv1a64: format!("{:016x}", fnv1a64(&bytes)) },
+        sidecar_fnv1a64: None,
     };
     let sidecar = sidecar_path(dir, &id);
     std::fs::write(&sidecar, draughts_model::sidecar::to_json(&meta)).expect("write the sidecar");
