@@ -105,6 +105,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Removes the temporary files (`*.tmp`, `*.partial`) a killed process left in the run
+/// directory and its folders; returns how many. Only for a process that owns the run (the loop):
+/// another writer's file being written would go too.
+pub fn remove_leftovers(root: &Path) -> anyhow::Result<usize> {
+    let mut removed = 0;
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(path),
+                Ok(t) if t.is_file() && (name.ends_with(".tmp") || name.ends_with(".partial")) => {
+                    fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+                    removed += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(removed)
+}
+
 /// Appends `line` and a newline with one write, after cutting off a torn last line (one without
 /// its newline, left by a kill during an earlier append).
 pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {

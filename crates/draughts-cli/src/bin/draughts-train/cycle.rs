@@ -196,6 +196,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input("[loop] games_per_cycle must be at least 1"));
     }
     let mut state = load_state(&run)?;
+    // The loop owns its run: what a killed process was writing is gone with it.
+    let leftovers = crate::rundir::remove_leftovers(&run.root)?;
+    if leftovers > 0 {
+        println!("removed {leftovers} temporary files left by an interrupted run");
+    }
     run.metric(
         if state.cycle == 0 && state.done.is_empty() { "start" } else { "resume" },
         serde_json::json!({
