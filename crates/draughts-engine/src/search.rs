@@ -814,11 +814,10 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
         }
         let bonus = (depth * depth * 16).min(HISTORY_MAX / 4);
-        let update = |h: &mut i32, b: i32| *h += b - *h * b.abs() / HISTORY_MAX;
-        update(&mut self.t.history[history_index(side, &mv)], bonus);
+        history_update(&mut self.t.history[history_index(side, &mv)], bonus);
         for &code in before {
             let m = &moves[decode(code).1];
-            update(&mut self.t.history[history_index(side, m)], -bonus);
+            history_update(&mut self.t.history[history_index(side, m)], -bonus);
         }
     }
 }
@@ -856,6 +855,14 @@ fn quiet_code(mv: &Move) -> u16 {
 }
 
 #[inline(always)]
+/// Moves a history value towards `HISTORY_MAX * sign(b)` by `b`, less the part it already has
+/// ("gravity"), so it stays within `±HISTORY_MAX`. The product is taken in i64: `h * |b|` reaches
+/// 2^38 from depth 12 on (it overflowed i32: a panic with overflow checks, wrapped values in
+/// release).
+fn history_update(h: &mut i32, b: i32) {
+    *h += b - (*h as i64 * b.abs() as i64 / HISTORY_MAX as i64) as i32;
+}
+
 fn history_index(side: usize, mv: &Move) -> usize {
     (side << 12) | ((mv.from().bit() as usize) << 6) | mv.to().bit() as usize
 }
@@ -863,6 +870,22 @@ fn history_index(side: usize, mv: &Move) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn history_stays_in_range_at_the_deepest_bonus() {
+        // The largest bonus (depth MAX_DEPTH) on values at the bounds: no overflow, no escape.
+        let bonus = ((MAX_DEPTH * MAX_DEPTH * 16) as i32).min(HISTORY_MAX / 4);
+        for start in [HISTORY_MAX, -HISTORY_MAX, 0, HISTORY_MAX / 2] {
+            for b in [bonus, -bonus] {
+                let mut h = start;
+                for _ in 0..1000 {
+                    history_update(&mut h, b);
+                    assert!(h.abs() <= HISTORY_MAX, "{start} {b}: {h}");
+                }
+                assert!((h - HISTORY_MAX * b.signum()).abs() < HISTORY_MAX / 100, "{start} {b}: {h}");
+            }
+        }
+    }
 
     #[test]
     fn mate_distances() {
