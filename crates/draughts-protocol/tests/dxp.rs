@@ -704,10 +704,13 @@ fn a_listener_survives_hundreds_of_dropped_connections_and_a_silent_one() {
         p.idle_timeout = Duration::from_millis(300);
         listener.serve(&mut FirstMove, &ListenOptions { player: p, connections: DROPPED + 2 }).unwrap()
     });
-    // Hundreds opened and dropped at once (some never reach accept before they close).
-    let conns: Vec<TcpStream> = (0..DROPPED).filter_map(|_| TcpStream::connect(addr).ok()).collect();
-    assert_eq!(conns.len(), DROPPED);
-    drop(conns);
+    // Hundreds opened and dropped, a hundred at once (the listen queue holds 128: beyond it the
+    // kernel drops the connection requests and clients retry after seconds).
+    for _ in 0..DROPPED / 100 {
+        let conns: Vec<TcpStream> = (0..100).filter_map(|_| TcpStream::connect(addr).ok()).collect();
+        assert_eq!(conns.len(), 100);
+        drop(conns);
+    }
     // One that connects and says nothing.
     let silent = TcpStream::connect(addr).unwrap();
     // Then a real game, which the listener still plays.

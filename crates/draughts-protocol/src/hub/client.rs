@@ -499,17 +499,21 @@ impl HubClient {
             return Err(HubError::GameOver(outcome.to_string()));
         }
         let stage = "searching (go think .. done)";
-        // Anything left over from before (a late `pong`, stray output) is not an answer to
-        // this search; but a move sent before it was asked for breaks the protocol.
-        while let Ok(EventBox(event)) = self.events.try_recv() {
-            match event {
-                Event::Eof => return Err(self.crashed(stage)),
-                Event::Line(l) if matches!(HubLine::parse(&l), Ok(Some(ref h)) if h.command == "done") => {
+        // Anything left over from before (stray output) is not an answer to this search, but a
+        // move sent before it was asked for breaks the protocol. A `ping` round trip makes the
+        // line between the two exact: whatever comes before the `pong` was sent unasked.
+        self.send("ping", stage)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let text = self.next_line(deadline, timeout, stage, None, false)?;
+            match HubLine::parse(&text) {
+                Ok(Some(l)) if l.command == "pong" => break,
+                Ok(Some(l)) if l.command == "done" => {
                     self.kill();
                     return Err(HubError::Protocol {
                         engine: self.command.clone(),
                         stage: stage.to_owned(),
-                        line: clip(&l).to_owned(),
+                        line: clip(&text).to_owned(),
                         reason: "a move sent before it was asked for".to_owned(),
                     });
                 }
