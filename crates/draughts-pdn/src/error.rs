@@ -30,6 +30,14 @@ impl fmt::Display for PdnError {
                 side.name(),
                 self.line
             ),
+            PdnErrorKind::GameTypeMove { game_type, number, side, error } => write!(
+                f,
+                "game {}, move {number} ({}), line {}: {error} (the game type is `{game_type}`, not the standard \
+                 `20,W,10,10,N2,0`: its moves may be numbered another way)",
+                self.game,
+                side.name(),
+                self.line
+            ),
             kind => write!(f, "game {}, line {}: {kind}", self.game, self.line),
         }
     }
@@ -57,6 +65,35 @@ pub enum PdnErrorKind {
     /// A `GameType` other than international draughts.
     #[error("game type `{0}` is not international draughts (\"20\" or \"20,W,10,10,N2,0\")")]
     GameType(String),
+    /// A NUL byte, which no PDN text holds: the input is probably a binary file (UTF-16 text is
+    /// recognised and decoded, so it is not that).
+    #[error("NUL byte (byte {offset} of the input): is this a binary file?")]
+    NulByte {
+        /// 0-based byte offset in the input (in the decoded text for UTF-16 input).
+        offset: u64,
+    },
+    /// A `(` still open when the game ends: everything after it, to the end of the game, would
+    /// be read as part of the variation.
+    #[error(
+        "the variation opened here with `(` is still open where the game ends (line {end}): the main line after \
+         it would be lost"
+    )]
+    UnclosedVariation {
+        /// 1-based line where the game ends.
+        end: usize,
+    },
+    /// A set-up in the move text that is not `/FEN "..."/`.
+    #[error("set-up in the move text: {0}")]
+    BadSetUp(String),
+    /// A word of move text that starts with a result and goes on with the next game's move text
+    /// (`2-01.`): the games are not separated.
+    #[error("`{text}` is not a move: it looks like the result `{result}` glued to the next game's move text")]
+    GluedResult {
+        /// The word.
+        text: String,
+        /// The result at its start.
+        result: String,
+    },
     /// A `FEN` tag that is not a valid position.
     #[error("{0}")]
     Fen(#[from] FenError),
@@ -69,6 +106,20 @@ pub enum PdnErrorKind {
         /// The side that was to move.
         side: Color,
         /// The underlying error; it holds the text and the position's FEN.
+        #[source]
+        error: MoveError,
+    },
+    /// A move that does not replay in a game whose `GameType` is international draughts with
+    /// unusual extra fields (`20,W,10,10,N1,0`): the text may number the board another way.
+    #[error("move {number} ({side}): {error} (game type `{game_type}`)", side = side.name())]
+    GameTypeMove {
+        /// The `GameType` value.
+        game_type: Box<str>,
+        /// The move number.
+        number: u32,
+        /// The side that was to move.
+        side: Color,
+        /// The underlying error.
         #[source]
         error: MoveError,
     },

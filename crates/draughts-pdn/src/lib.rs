@@ -12,6 +12,12 @@
 //!   that is not international draughts) comes back as a [`PdnError`] naming the game, the line
 //!   and, for moves, the move number and side; the reader then goes on with the next game.
 //!
+//! The reader accepts what the programs that exchange PDN write: squares padded to two columns
+//! (`1- 7`), set-ups in the move text (`/FEN "..."/`), `?` as the side to move, UTF-16 and
+//! Windows-1252 text. Where it had to assume something (a quiet move written `38x33`, a short
+//! capture `3x35` that only one path lets the game go on from, PlayOK's `GameType`), the game
+//! carries typed [`PdnWarning`]s in [`PdnGame::warnings`]; [`check`] collects them.
+//!
 //! [`write_game`] and [`Writer`] write games back (seven-tag roster, `GameType`, `SetUp`/`FEN`
 //! for set-up positions, numbered move text wrapped at 80 columns, draughts-style results).
 //! [`check`] reads a whole file and summarises it for `draughts pdn check`.
@@ -36,11 +42,13 @@ mod game;
 mod raw;
 mod result;
 mod source;
+mod warning;
 mod writer;
 
-pub use check::{check, CheckSummary, MAX_KEPT_ERRORS};
+pub use check::{check, CheckSummary, MAX_KEPT_ERRORS, MAX_KEPT_WARNINGS};
 pub use error::{PdnError, PdnErrorKind, ReplayError};
 pub use game::{PdnGame, Reader, SEVEN_TAG_ROSTER};
 pub use raw::{Nag, RawReader, Skip, Visitor, MAX_COMMENT, MAX_TAG_NAME, MAX_TAG_VALUE, MAX_TOKEN};
 pub use result::{GameResult, ParseResultError};
+pub use warning::{PdnWarning, PdnWarningKind};
 pub use writer::{game_to_string, write_game, WriteError, Writer};

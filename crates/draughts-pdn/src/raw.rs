@@ -5,7 +5,7 @@ use std::io::{self, BufRead};
 use std::ops::ControlFlow;
 
 use crate::source::{is_blank, Source};
-use crate::{GameResult, PdnError, PdnErrorKind};
+use crate::{GameResult, PdnError, PdnErrorKind, PdnWarningKind};
 
 /// Longest word of move text (a move, a move number, a result) accepted. The longest legal PDN
 /// move, a king capture with every landing square written, is well under 100 bytes.
@@ -49,7 +49,7 @@ pub struct Skip(pub bool);
 /// is not a tag or a comment, [`begin_movetext`](Visitor::begin_movetext) and the move text;
 /// [`result`](Visitor::result) if the game has a result token; and
 /// [`end_game`](Visitor::end_game), whose value the reader returns. A game without a result token
-/// ends at the next tag or at the end of the input. Any method may return
+/// ends at the next tag section (see [`RawReader`]) or at the end of the input. Any method may return
 /// `ControlFlow::Break(output)`: the reader then skips the rest of the game and returns `output`
 /// instead of calling `end_game`. When the text itself is malformed the reader returns a
 /// [`PdnError`] and does not call `end_game`; `begin_game` always comes first, so that is the
@@ -103,18 +103,42 @@ pub trait Visitor {
         ControlFlow::Continue(())
     }
 
+    /// A set-up in the move text (PDN 3.0): `/FEN "W:W31,32:B19"/`; `fen` is the text between
+    /// the quotes, not checked. Set-ups inside skipped variations are not handed over.
+    fn set_up(&mut self, fen: &str, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (fen, line);
+        ControlFlow::Continue(())
+    }
+
+    /// Something the reader read past: a `)` that closes nothing
+    /// ([`PdnWarningKind::StrayClose`]), a game whose first tag is on the line where the previous
+    /// game ended ([`PdnWarningKind::GluedToPrevious`]). The default ignores it.
+    fn warning(&mut self, kind: PdnWarningKind, line: usize) -> ControlFlow<Self::Output> {
+        let _ = (kind, line);
+        ControlFlow::Continue(())
+    }
+
     /// A `(` opens a variation. The default skips it (and the variations inside it). A result
     /// token inside a variation is ignored; a variation left open ends with the game (at the next
-    /// tag section or the end of the input).
+    /// tag section or the end of the input), see [`unclosed_variation`](Visitor::unclosed_variation).
     fn begin_variation(&mut self, line: usize) -> ControlFlow<Self::Output, Skip> {
         let _ = line;
         ControlFlow::Continue(Skip(true))
     }
 
     /// The `)` closing a variation that was not skipped. Variations still open when the game
-    /// ends are closed before `result` and `end_game`; a `)` with no `(` is ignored.
+    /// ends are closed before `result` and `end_game`; a `)` with no `(` is ignored (after a
+    /// [`warning`](Visitor::warning)).
     fn end_variation(&mut self, line: usize) -> ControlFlow<Self::Output> {
         let _ = line;
+        ControlFlow::Continue(())
+    }
+
+    /// The game ends (on line `end`) with a variation still open (skipped or not), the outermost
+    /// of them opened on line `line`: the rest of the game was read as part of it. Called before
+    /// the open variations are closed. The default goes on.
+    fn unclosed_variation(&mut self, line: usize, end: usize) -> ControlFlow<Self::Output> {
+        let _ = (line, end);
         ControlFlow::Continue(())
     }
 
@@ -131,8 +155,18 @@ pub trait Visitor {
 /// Reads PDN from a [`BufRead`] a game at a time and hands each game's tokens to a [`Visitor`].
 ///
 /// Memory stays bounded whatever the input: bytes stream through a small window, tokens, tag
-/// values and comments have caps ([`MAX_TOKEN`], [`MAX_TAG_VALUE`], [`MAX_COMMENT`]). Tag values
-/// and comments that are not UTF-8 are read as Latin-1, the other encoding found in PDN files.
+/// values and comments have caps ([`MAX_TOKEN`], [`MAX_TAG_VALUE`], [`MAX_COMMENT`]).
+///
+/// Encodings: UTF-8, with or without a byte-order mark; in tag values and comments, bytes that
+/// are not UTF-8 are read as Windows-1252 (Latin-1 and the characters Windows adds to it), the
+/// other encoding found in PDN files. UTF-16 (little- or big-endian, recognised by its byte-order
+/// mark or, without one, by the NUL bytes of its first two characters) is decoded. A NUL byte
+/// anywhere else is an error ([`PdnErrorKind::NulByte`]); a DOS end-of-file mark (Ctrl-Z) is
+/// ignored.
+///
+/// A game ends at its result token, or at the next tag section, or at a tag that repeats one of
+/// its own after a blank line (or repeats its first tag): two tag sections with no move text
+/// between them are two games.
 #[derive(Debug)]
 pub struct RawReader<R> {
     src: Source<R>,
@@ -146,6 +180,12 @@ pub struct RawReader<R> {
     deferred: Option<PdnError>,
     /// Whether the start of the input (and a byte-order mark there) has been dealt with.
     started: bool,
+    /// The line where the last game ended.
+    ended_at: usize,
+    /// The names of the tags of the game being read.
+    names: Vec<String>,
+    /// Room for a tag name looked at ahead.
+    peeked: Vec<u8>,
 }
 
 /// Where a game's reading stopped.
@@ -181,6 +221,10 @@ struct State {
     depth: usize,
     /// Nesting depth inside a skipped variation (0 when not skipping).
     skip: usize,
+    /// Line of the outermost `(` still open.
+    open_line: usize,
+    /// Whether a blank line came since the last tag.
+    blank: bool,
 }
 
 macro_rules! flow {
@@ -191,10 +235,34 @@ macro_rules! flow {
     };
 }
 
-/// Bytes that end a word of move text.
+/// The DOS end-of-file mark (Ctrl-Z), found at the end of old files.
+const DOS_EOF: u8 = 0x1a;
+
+/// Which bytes end a word of move text: newline, blanks, `{ } ( ) [ ; $`, Ctrl-Z and NUL (the
+/// next token reports it).
+const WORD_END: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c == b'\n'
+            || is_blank(c)
+            || matches!(c, b'{' | b'}' | b'(' | b')' | b'[' | b';' | b'$' | DOS_EOF | 0);
+        b += 1;
+    }
+    table
+};
+
+/// Whether `b` ends a word of move text, see [`WORD_END`].
 #[inline]
 fn ends_word(b: u8) -> bool {
-    b == b'\n' || is_blank(b) || matches!(b, b'{' | b'}' | b'(' | b')' | b'[' | b';' | b'$')
+    WORD_END[usize::from(b)]
+}
+
+/// Separators of the squares of a move.
+#[inline]
+fn is_separator(b: u8) -> bool {
+    matches!(b, b'-' | b'x' | b'X' | b':')
 }
 
 #[inline]
@@ -202,9 +270,33 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// UTF-8 if it is, otherwise Latin-1.
+/// UTF-8 where it is; every other byte read as Windows-1252 (Latin-1 with printable characters
+/// instead of the C1 controls 0x80..0x9F).
 pub(crate) fn decode(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_else(|e| e.into_bytes().iter().map(|&b| b as char).collect())
+    String::from_utf8(bytes).unwrap_or_else(|e| {
+        let bytes = e.into_bytes();
+        let mut out = String::with_capacity(bytes.len() + 8);
+        for chunk in bytes.utf8_chunks() {
+            out.push_str(chunk.valid());
+            out.extend(chunk.invalid().iter().map(|&b| windows_1252(b)));
+        }
+        out
+    })
+}
+
+/// The Windows-1252 character of a byte that is not ASCII (bytes 0x80..0x9F that the code page
+/// leaves undefined read as in Latin-1).
+fn windows_1252(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '\u{20ac}', '\u{81}', '\u{201a}', '\u{192}', '\u{201e}', '\u{2026}', '\u{2020}', '\u{2021}', '\u{2c6}',
+        '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8d}', '\u{17d}', '\u{8f}', '\u{90}', '\u{2018}',
+        '\u{2019}', '\u{201c}', '\u{201d}', '\u{2022}', '\u{2013}', '\u{2014}', '\u{2dc}', '\u{2122}', '\u{161}',
+        '\u{203a}', '\u{153}', '\u{9d}', '\u{17e}', '\u{178}',
+    ];
+    match b {
+        0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
 }
 
 fn parse_u32_saturating(digits: &str) -> u32 {
@@ -221,6 +313,9 @@ impl<R: BufRead> RawReader<R> {
             done: false,
             deferred: None,
             started: false,
+            ended_at: 0,
+            names: Vec::new(),
+            peeked: Vec::new(),
         }
     }
 
@@ -246,7 +341,14 @@ impl<R: BufRead> RawReader<R> {
             return None;
         }
         let mut st = State::default();
-        match self.read_inner(visitor, &mut st) {
+        self.names.clear();
+        let item = self.read_game_inner(visitor, &mut st);
+        self.ended_at = self.src.line();
+        item
+    }
+
+    fn read_game_inner<V: Visitor>(&mut self, visitor: &mut V, st: &mut State) -> Option<Result<V::Output, PdnError>> {
+        match self.read_inner(visitor, st) {
             Ok(None) => None,
             Ok(Some(Ended::Done(out))) => Some(Ok(out)),
             Ok(Some(Ended::Broke(out))) => {
@@ -278,6 +380,54 @@ impl<R: BufRead> RawReader<R> {
         }
     }
 
+    /// Deals with the start of the input: skips a UTF-8 byte-order mark, recognises UTF-16.
+    fn encoding(&mut self) -> io::Result<()> {
+        let head = [self.src.peek_at(0)?, self.src.peek_at(1)?, self.src.peek_at(2)?, self.src.peek_at(3)?];
+        match head {
+            [Some(0xef), Some(0xbb), Some(0xbf), _] => self.src.skip(3),
+            [Some(0xff), Some(0xfe), ..] => {
+                self.src.skip(2);
+                self.src.decode_utf16(true);
+            }
+            [Some(0xfe), Some(0xff), ..] => {
+                self.src.skip(2);
+                self.src.decode_utf16(false);
+            }
+            // No byte-order mark, but two ASCII characters in UTF-16.
+            [Some(a), Some(0), Some(c), Some(0)] if a != 0 && c != 0 && a < 0x80 && c < 0x80 => {
+                self.src.decode_utf16(true)
+            }
+            [Some(0), Some(b), Some(0), Some(d)] if b != 0 && d != 0 && b < 0x80 && d < 0x80 => {
+                self.src.decode_utf16(false)
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn nul(&self, line: usize) -> Stop {
+        syntax(line, PdnErrorKind::NulByte { offset: self.src.offset() })
+    }
+
+    /// Whether the tag that starts at the next byte (`[`) repeats one of this game's tags, after a
+    /// blank line, or repeats its first tag.
+    fn repeats_a_tag(&mut self, blank: bool) -> io::Result<bool> {
+        let mut k = 1;
+        while k < 64 && self.src.peek_at(k)?.is_some_and(|b| b == b' ' || b == b'\t') {
+            k += 1;
+        }
+        self.peeked.clear();
+        while self.peeked.len() < MAX_TAG_NAME {
+            match self.src.peek_at(k)? {
+                Some(b) if is_name_byte(b) => self.peeked.push(b),
+                _ => break,
+            }
+            k += 1;
+        }
+        let same = |seen: &String| seen.as_bytes().eq_ignore_ascii_case(&self.peeked);
+        Ok(!self.peeked.is_empty() && (same(&self.names[0]) || (blank && self.names.iter().any(same))))
+    }
+
     fn io_error(&self, e: io::Error) -> PdnError {
         PdnError { game: self.games.max(1), line: self.src.line(), kind: PdnErrorKind::Io(e) }
     }
@@ -295,6 +445,12 @@ impl<R: BufRead> RawReader<R> {
     }
 
     fn finish<V: Visitor>(&mut self, v: &mut V, st: &mut State, line: usize) -> Option<Ended<V::Output>> {
+        if st.depth > 0 || st.skip > 0 {
+            st.skip = 0;
+            if let ControlFlow::Break(out) = v.unclosed_variation(st.open_line, line) {
+                return Some(Ended::Broke(out));
+            }
+        }
         while st.depth > 0 {
             st.depth -= 1;
             if let ControlFlow::Break(out) = v.end_variation(line) {
@@ -307,11 +463,7 @@ impl<R: BufRead> RawReader<R> {
     fn read_inner<V: Visitor>(&mut self, v: &mut V, st: &mut State) -> Result<Option<Ended<V::Output>>, Stop> {
         if !self.started {
             self.started = true;
-            if self.src.peek_at(0)? == Some(0xef) && self.src.peek_at(1)? == Some(0xbb) && self.src.peek_at(2)? == Some(0xbf) {
-                for _ in 0..3 {
-                    self.src.bump();
-                }
-            }
+            self.encoding()?;
         }
         loop {
             let Some(b) = self.src.peek()? else {
@@ -327,8 +479,15 @@ impl<R: BufRead> RawReader<R> {
             };
             let line = self.src.line();
             match b {
-                b'\n' => self.src.bump(),
+                b'\n' => {
+                    if self.src.at_line_start() {
+                        st.blank = true;
+                    }
+                    self.src.bump();
+                }
                 b if is_blank(b) => self.src.bump(),
+                DOS_EOF => self.src.bump(),
+                0 => return Err(self.nul(line)),
                 b'%' if self.src.at_line_start() => self.src.take_line(&mut Vec::new(), 0)?,
                 b'{' | b';' => {
                     let text = if b == b'{' { self.read_comment()? } else { self.read_line_comment()? };
@@ -349,9 +508,19 @@ impl<R: BufRead> RawReader<R> {
                         }
                         return Ok(Some(Ended::Done(v.end_game())));
                     }
+                    if !self.names.is_empty() && self.repeats_a_tag(st.blank)? {
+                        // A second tag section with no move text between: a new game.
+                        return Ok(Some(Ended::Done(v.end_game())));
+                    }
+                    let glued = !st.started && line == self.ended_at && !self.src.at_line_start();
                     flow!(self.begin(v, st, line));
                     let (name, value) = self.read_tag()?;
                     flow!(v.tag(&name, &value, line));
+                    if glued {
+                        flow!(v.warning(PdnWarningKind::GluedToPrevious(name.clone()), line));
+                    }
+                    self.names.push(name);
+                    st.blank = false;
                 }
                 _ => {
                     flow!(self.begin(v, st, line));
@@ -378,6 +547,9 @@ impl<R: BufRead> RawReader<R> {
         match b {
             b'(' => {
                 self.src.bump();
+                if st.skip == 0 && st.depth == 0 {
+                    st.open_line = line;
+                }
                 if st.skip > 0 {
                     st.skip += 1;
                 } else {
@@ -395,6 +567,14 @@ impl<R: BufRead> RawReader<R> {
                 } else if st.depth > 0 {
                     st.depth -= 1;
                     flow!(v.end_variation(line));
+                } else {
+                    flow!(v.warning(PdnWarningKind::StrayClose, line));
+                }
+            }
+            b'/' => {
+                let fen = self.read_set_up(line)?;
+                if st.skip == 0 {
+                    flow!(v.set_up(&fen, line));
                 }
             }
             b'$' => {
@@ -467,19 +647,39 @@ impl<R: BufRead> RawReader<R> {
     }
 
     /// Reads a word of move text (the caller has peeked its first byte, which does not end a
-    /// word).
+    /// word). A one-digit square padded with blanks to two columns after a separator, as several
+    /// programs write them (`1- 7`, `29x20x 9`), is part of the word (`1-7`, `29x20x9`).
     fn read_word(&mut self, line: usize) -> Result<String, Stop> {
         let mut bytes = Vec::new();
         let mut too_long = false;
-        while let Some(b) = self.src.peek()? {
-            if ends_word(b) && !bytes.is_empty() {
+        loop {
+            while let Some(b) = self.src.peek()? {
+                if ends_word(b) && !bytes.is_empty() {
+                    break;
+                }
+                self.src.bump();
+                if bytes.len() < MAX_TOKEN {
+                    bytes.push(b);
+                } else {
+                    too_long = true;
+                }
+            }
+            let n = bytes.len();
+            if too_long || n < 2 || !is_separator(bytes[n - 1]) || !bytes[n - 2].is_ascii_digit() {
                 break;
             }
-            self.src.bump();
-            if bytes.len() < MAX_TOKEN {
-                bytes.push(b);
-            } else {
-                too_long = true;
+            let Some(blanks) = self.padded_digit()? else {
+                break;
+            };
+            // Never make a result of it (`1- 1`).
+            bytes.push(self.src.peek_at(blanks)?.unwrap_or(b'0'));
+            let result = std::str::from_utf8(&bytes).ok().and_then(GameResult::from_token).is_some();
+            bytes.pop();
+            if result {
+                break;
+            }
+            for _ in 0..blanks {
+                self.src.bump();
             }
         }
         if too_long {
@@ -487,6 +687,66 @@ impl<R: BufRead> RawReader<R> {
             return Err(syntax(line, PdnErrorKind::TokenTooLong(decode(bytes))));
         }
         Ok(decode(bytes))
+    }
+
+    /// If the next bytes are one to three blanks, then a single digit that ends the word or is
+    /// followed by a separator (a padded one-digit square: the ` 7` of `1- 7`), the number of
+    /// blanks. Two digits there are the next word (`28x19x 14x23` is a broken move and the next).
+    fn padded_digit(&mut self) -> io::Result<Option<usize>> {
+        let mut k = 0;
+        while k < 3 && matches!(self.src.peek_at(k)?, Some(b' ' | b'\t')) {
+            k += 1;
+        }
+        if k == 0 || !self.src.peek_at(k)?.is_some_and(|d| d.is_ascii_digit()) {
+            return Ok(None);
+        }
+        let fits = match self.src.peek_at(k + 1)? {
+            None => true,
+            Some(c) => is_separator(c) || matches!(c, b'!' | b'?') || ends_word(c),
+        };
+        Ok(fits.then_some(k))
+    }
+
+    /// Reads a set-up `/FEN "..."/` (the next byte is `/`) and returns the FEN.
+    fn read_set_up(&mut self, line: usize) -> Result<String, Stop> {
+        let bad = |what: &str| syntax(line, PdnErrorKind::BadSetUp(what.to_owned()));
+        self.src.bump();
+        let mut name = Vec::new();
+        while let Some(b) = self.src.peek()? {
+            if !is_name_byte(b) || name.len() == 8 {
+                break;
+            }
+            self.src.bump();
+            name.push(b);
+        }
+        if !name.eq_ignore_ascii_case(b"FEN") {
+            return Err(bad("expected `/FEN \"...\"/` after `/`"));
+        }
+        self.skip_blanks_on_line()?;
+        if self.src.peek()? != Some(b'"') {
+            return Err(bad("expected the FEN in double quotes after `/FEN`"));
+        }
+        self.src.bump();
+        let mut fen = Vec::new();
+        loop {
+            match self.src.peek()? {
+                Some(b'"') => break,
+                None | Some(b'\n') => return Err(bad("the FEN has no closing `\"` on its line")),
+                Some(0) => return Err(self.nul(line)),
+                Some(_) if fen.len() == MAX_TOKEN => return Err(bad("the FEN is too long")),
+                Some(b) => {
+                    self.src.bump();
+                    fen.push(b);
+                }
+            }
+        }
+        self.src.bump();
+        self.skip_blanks_on_line()?;
+        if self.src.peek()? != Some(b'/') {
+            return Err(bad("expected `/` after the FEN's closing `\"`"));
+        }
+        self.src.bump();
+        Ok(decode(fen))
     }
 
     /// Reads `{...}` (the next byte is `{`).
@@ -502,6 +762,7 @@ impl<R: BufRead> RawReader<R> {
             match b {
                 b'}' => return Ok(decode(bytes)),
                 b'\n' if self.tag_line_ahead()? => return Err(syntax(open, PdnErrorKind::UnterminatedComment)),
+                0 => return Err(syntax(self.src.line(), PdnErrorKind::NulByte { offset: self.src.offset() - 1 })),
                 _ if bytes.len() < MAX_COMMENT => bytes.push(b),
                 _ => {}
             }
@@ -585,6 +846,10 @@ impl<R: BufRead> RawReader<R> {
                 }
                 Some(b) => b,
             };
+            if b == 0 {
+                let kind = PdnErrorKind::NulByte { offset: self.src.offset() };
+                return Err(Stop::Syntax { line, kind, rest_of_line: true });
+            }
             self.src.bump();
             match b {
                 b'"' => break,
@@ -611,7 +876,8 @@ impl<R: BufRead> RawReader<R> {
 
     /// Skips the rest of a game that failed: up to and including its result token (outside
     /// variations), or up to a `[` at the start of a line once the move text has begun (or after
-    /// a blank line), or to the end of the input. In the tag section, tag lines are skipped whole.
+    /// a blank line), or up to a tag glued to the move text (`14x23[Event "..."]`), or to the end
+    /// of the input. In the tag section, tag lines are skipped whole.
     fn skip_game(&mut self, mut movetext: bool) -> io::Result<()> {
         let mut blank_line = false;
         let mut depth = 0usize;
@@ -631,6 +897,7 @@ impl<R: BufRead> RawReader<R> {
                     }
                     self.src.take_line(&mut Vec::new(), 0)?;
                 }
+                b'[' if movetext && self.tag_line_ahead()? => return Ok(()),
                 b'%' | b';' if b == b';' || self.src.at_line_start() => {
                     self.src.take_line(&mut Vec::new(), 0)?;
                 }
