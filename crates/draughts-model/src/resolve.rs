@@ -74,8 +74,11 @@ mod tests {
         let cps = dir.path().join("checkpoints");
         std::fs::create_dir(&cps).unwrap();
         for step in [3u64, 12] {
-            let text = std::fs::read_to_string(&p).unwrap().replace("\"step\": 4390", &format!("\"step\": {step}"));
-            std::fs::write(cps.join(format!("m-{step}.json")), text).unwrap();
+            // Edited by hand, so without the original's seal.
+            let mut meta = crate::read_meta(&p).unwrap();
+            meta.step = step;
+            meta.sidecar_fnv1a64 = None;
+            std::fs::write(cps.join(format!("m-{step}.json")), serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
             std::fs::write(cps.join(format!("m-{step}.safetensors")), b"x").unwrap();
         }
         std::fs::write(cps.join("bad.json"), b"{").unwrap();
