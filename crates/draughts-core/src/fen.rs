@@ -179,6 +179,7 @@ impl Position {
     /// Parses a 51-character Hub position: `W` or `B` for the side to move, then squares 1..=50
     /// as `w` `b` (men), `W` `B` (kings) or `e` (empty).
     pub fn from_hub(text: &str) -> Result<Position, FenError> {
+        let lead = text.len() - text.trim_start().len();
         let body = text.trim();
         let n = body.chars().count();
         if n != 51 {
@@ -199,7 +200,7 @@ impl Position {
                 'b' => 2,
                 'B' => 3,
                 'e' => continue,
-                other => return Err(err(text, i, FenErrorKind::HubChar(other))),
+                other => return Err(err(text, lead + i, FenErrorKind::HubChar(other))),
             };
             sets[idx] |= Bitboard::from_square(Square::new(n).expect("1..=50"));
         }

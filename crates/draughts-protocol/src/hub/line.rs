@@ -191,7 +191,8 @@ impl HubLine {
 }
 
 /// Writes `value` as a Hub value: bare when it is a plain word, otherwise in double quotes. A
-/// double quote inside cannot be escaped in the protocol, so it becomes `'`.
+/// double quote inside cannot be escaped in the protocol, so it becomes `'`; other control
+/// characters than tab (which a line may hold) become spaces.
 pub fn quote(value: &str) -> String {
     if !value.is_empty() && value.chars().all(is_name_char) {
         value.to_owned()
@@ -201,7 +202,7 @@ pub fn quote(value: &str) -> String {
             .map(|c| {
                 if c == '"' {
                     '\''
-                } else if c.is_control() {
+                } else if c.is_control() && c != '\t' {
                     ' '
                 } else {
                     c
