@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use clap::{Parser, Subcommand};
 
 pub mod alphabeta;
 pub mod arena;
@@ -30,6 +30,15 @@ pub mod search;
 pub mod serve;
 
 pub use error::{bad_input, BadInput};
+
+// The command line of both binaries; `C` is each one's commands (the play commands flattened in).
+/// International draughts (10x10, FMJD rules): rules, search, self-play training and evaluation.
+#[derive(Debug, Parser)]
+#[command(name = "draughts", bin_name = "draughts", version, propagate_version = true)]
+pub struct Cli<C: Subcommand> {
+    #[command(subcommand)]
+    pub command: C,
+}
 
 /// The commands both binaries run without libtorch.
 #[derive(Debug, Subcommand)]

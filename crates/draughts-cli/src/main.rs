@@ -8,15 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use draughts_cli::handoff::{self, about};
-use draughts_cli::{error, PlayCommand};
-
-/// International draughts (10x10, FMJD rules): rules, search, self-play training and evaluation.
-#[derive(Debug, Parser)]
-#[command(name = "draughts", version, propagate_version = true)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
+use draughts_cli::{error, Cli, PlayCommand};
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -43,7 +35,7 @@ struct Training {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::<Command>::parse();
     let result = match cli.command {
         Command::Play(c) => {
             let models = c.models();

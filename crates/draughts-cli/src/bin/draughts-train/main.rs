@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use draughts_cli::handoff::about;
-use draughts_cli::PlayCommand;
+use draughts_cli::{Cli, PlayCommand};
 
 pub use draughts_cli::{alphabeta, arena, bad_input, config, error, rundir, BadInput};
 
@@ -19,14 +19,6 @@ mod nnplayers;
 mod selfplay;
 mod settings;
 mod train;
-
-/// International draughts (10x10, FMJD rules): rules, search, self-play training and evaluation.
-#[derive(Debug, Parser)]
-#[command(name = "draughts", bin_name = "draughts", version, propagate_version = true)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -67,7 +59,7 @@ fn ensure_passive_omp() {}
 fn main() -> ExitCode {
     ensure_passive_omp();
     draughts_cli::nnplayers::install_resnet_backend(Box::new(nnplayers::Torch));
-    let cli = Cli::parse();
+    let cli = Cli::<Command>::parse();
     let result = match cli.command {
         Command::Play(c) => c.run(),
         Command::Selfplay(a) => selfplay::run(a),
