@@ -93,9 +93,12 @@ pub fn unix_now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename. The
+/// temporary name holds the process id, so processes sharing a run directory (self-play workers
+/// pinning the same config) never write into one another's temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let tmp = path.with_extension(format!("{ext}.{}.tmp", std::process::id()));
     {
         let mut f = fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
         f.write_all(bytes)?;

@@ -112,8 +112,11 @@ pub fn save(
     let id = model_id(&info.name, info.step);
     let weights = weights_path(dir, &id);
     let sidecar = sidecar_path(dir, &id);
-    let weights_tmp = dir.join(format!(".{id}.{WEIGHTS_EXTENSION}.tmp"));
-    let sidecar_tmp = dir.join(format!(".{id}.{SIDECAR_EXTENSION}.tmp"));
+    // The process id in the temporary names: processes sharing a run (self-play workers that
+    // all write the untrained step-0 net) never write into each other's file.
+    let pid = std::process::id();
+    let weights_tmp = dir.join(format!(".{id}.{WEIGHTS_EXTENSION}.{pid}.tmp"));
+    let sidecar_tmp = dir.join(format!(".{id}.{SIDECAR_EXTENSION}.{pid}.tmp"));
 
     // Sorted by name, on the CPU and contiguous: the file is the same bytes for the same weights.
     let mut named: Vec<(String, Tensor)> = net

@@ -100,7 +100,7 @@ fn selfplay_rate<E: Evaluator, F: Fn(usize) -> E + Sync>(
             let span = (p.elapsed - t0).as_secs_f64();
             result = ((p.positions - n0) as f64 / span.max(1e-9), p.mean_batch(), p.games);
             if span >= seconds {
-                ControlFlow::Break(())
+                ControlFlow::Break(draughts_selfplay::Stop::Now)
             } else {
                 ControlFlow::Continue(())
             }

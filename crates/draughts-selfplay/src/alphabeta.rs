@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::SelfplayConfig;
-use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError};
+use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError, Stop};
 use crate::record::{quantise_policy, GameEnd};
 
 /// Plays game `index` of a run with `engine`. Returns `None` when `stop` was set mid-game.
@@ -83,7 +83,7 @@ pub fn run_alphabeta_workers<S, SE, P>(
 where
     S: FnMut(FinishedGame) -> Result<(), SE>,
     SE: Into<Box<dyn StdError + Send + Sync>>,
-    P: FnMut(&Progress) -> ControlFlow<()>,
+    P: FnMut(&Progress) -> ControlFlow<Stop>,
 {
     let rules = config.validate()?;
     let engine = EngineConfig { tt_mib: config.alphabeta_hash_mib, ..engine.clone() };

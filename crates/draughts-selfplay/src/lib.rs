@@ -28,7 +28,7 @@ pub mod shard;
 
 pub use alphabeta::run_alphabeta_workers;
 pub use config::{ConfigError, Generator, SelfplayConfig};
-pub use pool::{game_seed, run_workers, FinishedGame, Pool, PoolStats, Progress, SelfplayError};
+pub use pool::{game_seed, run_workers, FinishedGame, Pool, PoolStats, Progress, SelfplayError, Stop};
 pub use record::{
     quantise_policy, GameEnd, GameSummary, MoveKey, NotLegal, PolicyEntry, RecordFlags, ResignPoint, TrainingRecord,
     Wdl, POLICY_SCALE,

@@ -26,6 +26,16 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::{ConfigError, SelfplayConfig};
 use crate::record::{quantise_policy, GameEnd, GameSummary, PolicyEntry, RecordFlags, ResignPoint, TrainingRecord, Wdl};
 
+/// How a progress callback stops self-play (`ControlFlow::Break(Stop::...)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// At once: games in flight are dropped (finished ones were already handed to the sink).
+    Now,
+    /// Start no new game and return when the games in flight are finished (a self-play worker
+    /// that switches to a newer model between games).
+    AfterGamesInFlight,
+}
+
 /// What can stop self-play.
 #[derive(Debug, thiserror::Error)]
 pub enum SelfplayError {
@@ -702,8 +712,9 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
 /// plays the same games whatever the number of workers (they may finish in another order).
 ///
 /// `progress` runs after every finished game and at least twice a second; returning
-/// `ControlFlow::Break` stops the run (games in flight are dropped; finished ones were already
-/// handed to the sink). A sink error also stops the run and is returned. Returns the final
+/// `ControlFlow::Break(Stop::Now)` stops the run (games in flight are dropped; finished ones were
+/// already handed to the sink), `ControlFlow::Break(Stop::AfterGamesInFlight)` starts no new game
+/// and lets the games in flight finish. A sink error also stops the run and is returned. Returns the final
 /// counters.
 pub fn run_workers<E, F, S, SE, P>(
     config: &SelfplayConfig,
@@ -718,7 +729,7 @@ where
     F: Fn(usize) -> E + Sync,
     S: FnMut(FinishedGame) -> Result<(), SE>,
     SE: Into<Box<dyn StdError + Send + Sync>>,
-    P: FnMut(&Progress) -> ControlFlow<()>,
+    P: FnMut(&Progress) -> ControlFlow<Stop>,
 {
     config.validate()?;
     mcts.validate()?;
@@ -752,11 +763,13 @@ where
         + Sync,
     S: FnMut(FinishedGame) -> Result<(), SE>,
     SE: Into<Box<dyn StdError + Send + Sync>>,
-    P: FnMut(&Progress) -> ControlFlow<()>,
+    P: FnMut(&Progress) -> ControlFlow<Stop>,
 {
     let start = Instant::now();
     let next = AtomicU64::new(0);
     let stop = Arc::new(AtomicBool::new(false));
+    // Set by `Stop::AfterGamesInFlight`: no game is handed out any more.
+    let drain = AtomicBool::new(false);
     let live = Arc::new(Live::default());
     let mut state = Progress { games_target: games, ..Progress::default() };
     let mut sink_error = None;
@@ -764,11 +777,14 @@ where
         let (tx, rx) = mpsc::sync_channel::<FinishedGame>(config.games_in_flight * config.workers);
         let handles: Vec<_> = (0..config.workers)
             .map(|w| {
-                let (tx, stop, live, next, work) = (tx.clone(), stop.clone(), live.clone(), &next, &work);
+                let (tx, stop, live, next, work, drain) = (tx.clone(), stop.clone(), live.clone(), &next, &work, &drain);
                 scope.spawn(move || -> Result<(), SelfplayError> {
                     let mut claim = || {
+                        if drain.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+                            return None;
+                        }
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        (i < games && !stop.load(Ordering::Relaxed)).then_some(i)
+                        (i < games).then_some(i)
                     };
                     let mut emit = |g| match tx.send(g) {
                         Ok(()) => ControlFlow::Continue(()),
@@ -810,8 +826,10 @@ where
             }
             if sink_error.is_none() && !stop.load(Ordering::Relaxed) {
                 refresh(&mut state);
-                if progress(&state).is_break() {
-                    stop.store(true, Ordering::Relaxed);
+                match progress(&state) {
+                    ControlFlow::Continue(()) => {}
+                    ControlFlow::Break(Stop::Now) => stop.store(true, Ordering::Relaxed),
+                    ControlFlow::Break(Stop::AfterGamesInFlight) => drain.store(true, Ordering::Relaxed),
                 }
             }
         }

@@ -9,7 +9,7 @@ use common::{small_config, tiny_mcts, Counting};
 use draughts_core::{Game, Rules};
 use draughts_mcts::{EvalError, EvalRequest, Evaluation, Evaluator, Material, MctsConfig, Uniform};
 use draughts_selfplay::{
-    run_workers, FinishedGame, GameEnd, Pool, RecordFlags, SelfplayConfig, SelfplayError, TrainingRecord, Wdl,
+    run_workers, FinishedGame, GameEnd, Pool, RecordFlags, SelfplayConfig, SelfplayError, Stop, TrainingRecord, Wdl,
 };
 
 fn play<E: Evaluator>(config: &SelfplayConfig, mcts: &MctsConfig, eval: E, games: u64) -> (Vec<FinishedGame>, Pool<E>) {
@@ -320,10 +320,36 @@ fn sink_errors_and_progress_breaks_stop_the_run() {
         |_| Uniform,
         1000,
         |_| Ok::<(), std::io::Error>(()),
-        |p| if p.games >= 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) },
+        |p| if p.games >= 2 { ControlFlow::Break(Stop::Now) } else { ControlFlow::Continue(()) },
     )
     .unwrap();
     assert!(summary.games >= 2 && summary.games < 20, "{}", summary.games);
+}
+
+/// A worker switching models stops handing out games and lets those in flight finish: every
+/// game index handed out comes back as a finished game (none dropped), and no new one starts.
+#[test]
+fn stop_after_games_in_flight_finishes_every_game_it_started() {
+    let config = SelfplayConfig { workers: 2, ..small_config(4, 20) };
+    let mut indices = Vec::new();
+    let summary = run_workers(
+        &config,
+        &tiny_mcts(),
+        |_| Uniform,
+        1000,
+        |g| {
+            indices.push(g.summary.index);
+            Ok::<(), std::io::Error>(())
+        },
+        |p| if p.games >= 3 { ControlFlow::Break(Stop::AfterGamesInFlight) } else { ControlFlow::Continue(()) },
+    )
+    .unwrap();
+    indices.sort_unstable();
+    let n = indices.len() as u64;
+    assert_eq!(summary.games, n);
+    assert_eq!(indices, (0..n).collect::<Vec<_>>(), "a game handed out was dropped");
+    // At most the games in flight when it broke (4 per worker) came after the third.
+    assert!((3..=3 + 8).contains(&n), "{n} games");
 }
 
 struct Failing;

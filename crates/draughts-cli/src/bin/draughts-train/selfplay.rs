@@ -4,14 +4,14 @@ use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use draughts_engine::EngineConfig;
 use draughts_mcts::NnueEvaluator;
 use draughts_model::NetKind;
 use draughts_nn::{checkpoint, InferenceServer};
 use draughts_nnue::Network;
-use draughts_selfplay::{run_alphabeta_workers, run_workers, FinishedGame, Generator, Progress, ShardWriter};
+use draughts_selfplay::{run_alphabeta_workers, run_workers, FinishedGame, Generator, Progress, ShardWriter, Stop};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::rundir::RunDir;
@@ -22,12 +22,21 @@ use crate::{bad_input, models};
 pub struct Args {
     #[command(flatten)]
     pub run_args: crate::settings::RunArgs,
-    /// Number of games to play.
+    /// Number of games to play; 0: no limit (until `--minutes`, or until the process is
+    /// stopped).
     #[arg(long, default_value_t = 100)]
     pub games: u64,
-    /// Distinguishes workers that share a run directory (their games get different seeds).
+    /// Stop after this many minutes (between games; games in flight then are dropped).
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// A number for this worker among those sharing the run (Slurm's array index, Kubernetes'
+    /// completion index); logged, and mixed into the seed with the host, process id and time.
     #[arg(long, default_value_t = 0)]
     pub worker_id: u64,
+    /// How often to look for a newer checkpoint in the run, in seconds. When one is there, the
+    /// worker starts no new game, finishes those in flight and goes on with the new model.
+    #[arg(long, default_value_t = 10.0)]
+    pub model_poll_seconds: f64,
 }
 
 /// Mixes numbers into a seed (SplitMix64 finaliser).
@@ -58,6 +67,8 @@ pub struct SelfplayStats {
     pub plies: u64,
     /// Which generator played (and with what evaluation).
     pub generator: String,
+    /// The stage ended early because a newer checkpoint arrived (see [`play`]'s `watch`).
+    pub newer_model: Option<String>,
 }
 
 /// Plays `games` games with the run's newest model and writes them as shards (used by
@@ -68,6 +79,10 @@ pub struct SelfplayStats {
 /// sparse net natively on every worker) or alpha-beta at a fixed node budget (a sparse net as
 /// the evaluation; the hand-made evaluation while the run has only its untrained step-0 net,
 /// so the first generation learns from the engine's own games).
+///
+/// With `watch`, the run's checkpoints are looked at every so often; when one newer than the
+/// model playing is there, no new game starts, the games in flight are finished and the stats
+/// name the newer model (a worker then calls `play` again).
 pub fn play(
     run: &RunDir,
     cfg: &Config,
@@ -75,6 +90,7 @@ pub fn play(
     salt: &[u64],
     show_progress: bool,
     deadline: Option<Instant>,
+    watch: Option<Duration>,
 ) -> anyhow::Result<SelfplayStats> {
     let device = cfg.inference.device.resolve()?;
     let (net, meta) = models::load_or_init(&run.checkpoints(), cfg, device)?;
@@ -91,6 +107,9 @@ pub fn play(
     );
     let alphabeta = sp.generator == Generator::Alphabeta;
     let mut generator = "mcts, libtorch inference thread".to_owned();
+    let mut last_look = Instant::now();
+    let mut newer_model: Option<String> = None;
+    let checkpoints = run.checkpoints();
     let report = |p: &Progress| {
         pb.set_position(p.games);
         let secs = p.elapsed.as_secs_f64().max(1e-9);
@@ -105,10 +124,23 @@ pub fn play(
             ));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
+            return ControlFlow::Break(Stop::Now);
         }
+        if let Some(every) = watch {
+            if newer_model.is_none() && last_look.elapsed() >= every {
+                last_look = Instant::now();
+                if let Some((_, m)) = models::newest(&checkpoints) {
+                    if m.step > meta.step && m.architecture == meta.architecture {
+                        pb.println(format!("newer model {}: finishing the games in flight", m.model_id));
+                        newer_model = Some(m.model_id);
+                    }
+                }
+            }
+            if newer_model.is_some() {
+                return ControlFlow::Break(Stop::AfterGamesInFlight);
+            }
+        }
+        ControlFlow::Continue(())
     };
     let sink = |g: FinishedGame| writer.add(&g).map(drop);
     let sidecar = checkpoint::sidecar_path(&run.checkpoints(), &meta.model_id);
@@ -162,6 +194,7 @@ pub fn play(
         draws: p.draws,
         plies: p.moves,
         generator,
+        newer_model,
     })
 }
 
@@ -189,22 +222,62 @@ pub fn metrics_fields(s: &SelfplayStats, cycle: Option<u64>) -> serde_json::Valu
     v
 }
 
+/// A number that tells this machine from others (a hash of its host name; 0 when unknown).
+fn host_hash() -> u64 {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    draughts_model::fnv1a64(name.trim().as_bytes())
+}
+
+/// `draughts selfplay`: one worker. Any number of them may share a run directory, with one
+/// `draughts train` consuming it: shard names are unique, every file is written under a
+/// temporary name and renamed, and a worker switches to each newer checkpoint between games
+/// (one `selfplay` metrics line per model it played with).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (cfg, run) = a.run_args.open()?;
+    if let Some(m) = a.minutes.filter(|m| !(m.is_finite() && *m > 0.0)) {
+        return Err(bad_input(format!("--minutes {m}: must be a positive number")));
+    }
+    if !(a.model_poll_seconds.is_finite() && a.model_poll_seconds > 0.0) {
+        return Err(bad_input(format!("--model-poll-seconds {}: must be a positive number", a.model_poll_seconds)));
+    }
+    let deadline = a.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
     let existing = draughts_selfplay::list_shards(run.games()).map(|v| v.len() as u64).unwrap_or(0);
-    let salt = [1, a.worker_id, existing, crate::rundir::unix_now() as u64];
-    let stats = play(&run, &cfg, a.games, &salt, true, None)?;
-    run.metric("selfplay", metrics_fields(&stats, None))?;
-    println!(
-        "{} games, {} positions recorded in {:.1} s: {:.0} games/hour, {:.0} evaluations/s (mean batch {:.1}), model {}, seed {}",
-        stats.games,
-        stats.records,
-        stats.seconds,
-        stats.games as f64 * 3600.0 / stats.seconds.max(1e-9),
-        stats.evals_per_second,
-        stats.mean_batch,
-        stats.model,
-        stats.seed
-    );
+    // Workers may start at the same second with the same --worker-id on several machines: the
+    // host, the process id and the clock's nanoseconds keep their games apart (the seed of each
+    // stage is logged).
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let base = [1, a.worker_id, existing, host_hash(), std::process::id() as u64, nanos];
+    let mut left = if a.games == 0 { u64::MAX } else { a.games };
+    let watch = Some(Duration::from_secs_f64(a.model_poll_seconds));
+    for stage in 0u64.. {
+        let salt: Vec<u64> = base.iter().copied().chain([stage]).collect();
+        let stats = play(&run, &cfg, left, &salt, true, deadline, watch)?;
+        let mut fields = metrics_fields(&stats, None);
+        fields["worker_id"] = serde_json::json!(a.worker_id);
+        fields["pid"] = serde_json::json!(std::process::id());
+        if stats.games > 0 {
+            run.metric("selfplay", fields)?;
+        }
+        println!(
+            "{} games, {} positions recorded in {:.1} s: {:.0} games/hour, {:.0} evaluations/s (mean batch {:.1}), model {}, seed {}",
+            stats.games,
+            stats.records,
+            stats.seconds,
+            stats.games as f64 * 3600.0 / stats.seconds.max(1e-9),
+            stats.evals_per_second,
+            stats.mean_batch,
+            stats.model,
+            stats.seed
+        );
+        left = left.saturating_sub(stats.games);
+        let past = deadline.is_some_and(|d| Instant::now() >= d);
+        match stats.newer_model {
+            Some(m) if left > 0 && !past => println!("switching to {m}"),
+            _ => break,
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
