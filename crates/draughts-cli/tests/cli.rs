@@ -310,6 +310,35 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     assert!(card.starts_with(&format!("# {id}")), "{card}");
     assert!(card.contains("4 residual blocks x 32 channels"), "{card}");
     assert!(card.contains("+W =D -L") && card.contains("--b random --games 2"), "{card}");
+    // TorchScript beside it (export loads it back and compares it with the checkpoint).
+    assert!(model.join(format!("{id}.torchscript.pt")).is_file());
+    assert!(stdout(&o).contains("largest difference from the checkpoint"), "{}", stdout(&o));
+    // The card lists every other file with its SHA-256 ...
+    let listed: Vec<&str> = card
+        .lines()
+        .skip_while(|l| *l != "## Files (SHA-256)")
+        .filter(|l| l.len() > 66 && l.as_bytes()[64] == b' ')
+        .map(|l| &l[66..])
+        .collect();
+    let mut want = vec![
+        "config.prev-1.toml".to_owned(),
+        "config.toml".into(),
+        format!("{id}.json"),
+        format!("{id}.safetensors"),
+        format!("{id}.torchscript.pt"),
+    ];
+    want.sort();
+    assert_eq!(listed, want, "{card}");
+    // ... checked on load: a changed file is an error naming it, exit 2.
+    let hub = |m: &std::path::Path| draughts(&["hub", "--model", m.to_str().unwrap()], Some("hub\nquit\n"));
+    assert!(hub(&model).status.success());
+    let cfg = model.join("config.toml");
+    let good = std::fs::read(&cfg).unwrap();
+    std::fs::write(&cfg, [&good[..], b"\n"].concat()).unwrap();
+    let o = hub(&model);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("config.toml") && stderr(&o).contains("SHA-256"), "{}", stderr(&o));
+    std::fs::write(&cfg, &good).unwrap();
     // Exporting the same model again is fine; a second model into the same directory is not.
     assert!(export(&run).status.success());
     let other = dir.join("other");

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::card::{verify_card, CardError};
 use crate::sidecar::{read_meta, CheckpointMeta, SIDECAR_EXTENSION, WEIGHTS_EXTENSION};
 
 /// A path that names no checkpoint.
@@ -14,6 +15,9 @@ pub enum ResolveError {
     /// A directory without a checkpoint (in it or in its `checkpoints/`).
     #[error("{}: no checkpoint (NAME.json + NAME.safetensors) in this directory", .0.display())]
     Empty(PathBuf),
+    /// A file of the model directory differs from its card's SHA-256 list.
+    #[error(transparent)]
+    Card(#[from] CardError),
 }
 
 /// The checkpoint sidecars (`*.json` with a matching `*.safetensors`) in `dir`, oldest step
@@ -42,7 +46,17 @@ pub fn newest(dir: &Path, warn: &mut dyn FnMut(String)) -> Option<(PathBuf, Chec
 
 /// Resolves a model given on a command line: a checkpoint sidecar or weights file as it is, or
 /// a directory: its newest checkpoint, looking in `checkpoints/` inside a run directory too.
+///
+/// In a model directory whose card lists its files with their SHA-256 (`draughts export`
+/// writes it), every listed file is checked first.
 pub fn resolve_model(path: &Path, warn: &mut dyn FnMut(String)) -> Result<PathBuf, ResolveError> {
+    let found = find_model(path, warn)?;
+    let dir = found.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    verify_card(dir)?;
+    Ok(found)
+}
+
+fn find_model(path: &Path, warn: &mut dyn FnMut(String)) -> Result<PathBuf, ResolveError> {
     if path.is_file() {
         return Ok(path.to_path_buf());
     }

@@ -36,6 +36,7 @@ pub mod inference;
 mod mcts;
 pub mod net;
 pub mod policy;
+pub mod torchscript;
 pub mod train;
 
 pub use tch;

@@ -311,8 +311,8 @@ impl Resnet {
 
     fn forward_t(&self, xs: &Tensor, train: bool) -> Result<NetOutput, NetError> {
         let side = BOARD_SIDE as i64;
-        let batch = xs.size()[0];
-        let xs = xs.f_reshape([batch, PLANES as i64, side, side])?;
+        // -1, not the batch size read here: a traced forward (TorchScript) keeps any batch.
+        let xs = xs.f_reshape([-1, PLANES as i64, side, side])?;
         let mut trunk = self.input.forward_t(&xs, train).relu();
         for block in &self.blocks {
             trunk = block.forward_t(&trunk, train);
@@ -363,8 +363,7 @@ impl Sparse {
     }
 
     fn forward(&self, xs: &Tensor) -> Result<NetOutput, NetError> {
-        let batch = xs.size()[0];
-        let xs = xs.f_reshape([batch, INPUT_SIZE as i64])?;
+        let xs = xs.f_reshape([-1, INPUT_SIZE as i64])?;
         let device = xs.device();
         let us = xs.f_index_select(1, &self.gather_us.f_to_device(device)?)?;
         let them = xs.f_index_select(1, &self.gather_them.f_to_device(device)?)?;

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use draughts_arena::MatchResult;
-use draughts_nn::checkpoint;
 use draughts_nn::tch::Device;
+use draughts_nn::{checkpoint, torchscript};
 use draughts_nn::CheckpointMeta;
 
 use crate::bad_input;
@@ -95,9 +95,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         sidecar
     };
     // Loading checks the checksum and every tensor against the architecture.
-    let (net, meta) = checkpoint::load(&sidecar, Device::Cpu).map_err(bad_input)?;
+    let (mut net, meta) = checkpoint::load(&sidecar, Device::Cpu).map_err(bad_input)?;
     let params = net.parameter_count();
-    drop(net);
     let src_dir = sidecar.parent().unwrap_or(Path::new(".")).to_path_buf();
     let run_dir = find_run_dir(&src_dir);
 
@@ -163,9 +162,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // TorchScript, for PyTorch, libtorch and the ONNX converter (scripts/onnx): traced, written,
+    // loaded back and compared with the network on real-looking inputs at another batch size.
+    let ts_path = torchscript::torchscript_path(&a.out, &meta.model_id);
+    torchscript::save(&mut net, &ts_path).map_err(|e| anyhow::anyhow!("{}: cannot write TorchScript: {e}", ts_path.display()))?;
+    let ts_diff = torchscript_difference(&net, &ts_path)?;
+    if ts_diff > 1e-4 {
+        return Err(anyhow::anyhow!("{}: the traced network differs from the checkpoint by {ts_diff:e}", ts_path.display()));
+    }
+    drop(net);
+
     let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some(), earlier_configs: earlier, has_report };
     let card = model_card(&meta, params, &facts, &results, &a);
-    write_atomic(&a.out.join("README.md"), card.as_bytes())?;
+    // The card ends with the SHA-256 of every file of the directory (the sidecar, written
+    // after it, included), checked whenever the model is loaded from the directory.
+    let sidecar_name = format!("{}.{}", meta.model_id, checkpoint::SIDECAR_EXTENSION);
+    let mut files = directory_files(&a.out)?;
+    files.retain(|(name, _)| *name != sidecar_name);
+    files.push((sidecar_name, sidecar_bytes.clone()));
+    let card = draughts_model::with_sums_section(&card, &draughts_model::sums_section(&files));
+    write_atomic(&a.out.join(draughts_model::CARD_FILE), card.as_bytes())?;
     // Last: the sidecar makes the directory a model.
     write_atomic(&checkpoint::sidecar_path(&a.out, &meta.model_id), &sidecar_bytes)?;
 
@@ -173,8 +189,48 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     checkpoint::load(&checkpoint::sidecar_path(&a.out, &meta.model_id), Device::Cpu)
         .map_err(|e| anyhow::anyhow!("the exported copy does not load: {e}"))?;
     println!("exported {} ({} parameters) to {}", meta.model_id, params, a.out.display());
+    println!(
+        "TorchScript {} (reloaded: largest difference from the checkpoint {ts_diff:.1e}); {} files listed with SHA-256 in the card",
+        ts_path.display(),
+        files.len()
+    );
     println!("play it: draughts hub --model {} --level hard", a.out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The largest difference between the TorchScript file's outputs and `net`'s, on 37 seeded
+/// random 0/1 inputs (another batch size than the traced one).
+fn torchscript_difference(net: &draughts_nn::Net, path: &Path) -> anyhow::Result<f64> {
+    let module = torchscript::load(path, Device::Cpu).map_err(|e| anyhow::anyhow!("{}: does not load back: {e}", path.display()))?;
+    draughts_nn::tch::manual_seed(37);
+    let xs = draughts_nn::tch::Tensor::rand([37, draughts_nn::INPUT_SIZE as i64], (draughts_nn::tch::Kind::Float, Device::Cpu)).round();
+    torchscript::max_difference(&module, net, &xs).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Every file under `dir` but the card and temporary files, with its name relative to `dir`
+/// (`/`-separated) and its contents.
+fn directory_files(dir: &Path) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(rel) = dirs.pop() {
+        let here = dir.join(&rel);
+        let entries = std::fs::read_dir(&here).map_err(|e| bad_input(format!("{}: {e}", here.display())))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| bad_input(format!("{}: {e}", here.display())))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = rel.join(&name);
+            let kind = entry.file_type().map_err(|e| bad_input(format!("{}: {e}", entry.path().display())))?;
+            if kind.is_dir() {
+                dirs.push(path);
+            } else if kind.is_file() && !name.ends_with(".tmp") && path != Path::new(draughts_model::CARD_FILE) {
+                let bytes = std::fs::read(entry.path()).map_err(|e| bad_input(format!("{}: {e}", entry.path().display())))?;
+                let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                out.push((parts.join("/"), bytes));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
 }
 
 /// The run directory a checkpoint directory belongs to: `RUN/checkpoints/` with `RUN/metrics.jsonl`.
@@ -398,6 +454,21 @@ fn model_card(
         }
         let _ = writeln!(s);
     }
+    let _ = writeln!(
+        s,
+        "## Other formats\n\n\
+         `{id}.{ts}` is the network traced to TorchScript (`torch.jit.load` in PyTorch, \
+         `torch::jit::load` in libtorch): one input, float32 `[B, 800]` (the position encoding, \
+         version {enc}; see `crates/draughts-nn/src/encoding.rs`), one output, float32 `[B, {cols}]`: \
+         columns 0..2500 the policy logits (not masked to the legal moves), 2500..2503 the \
+         win/draw/loss logits for the side to move{ml_col}. `scripts/onnx {out}` turns it into \
+         ONNX and checks the ONNX output against it.\n",
+        id = meta.model_id,
+        ts = torchscript::TORCHSCRIPT_EXTENSION,
+        enc = meta.encoding_version,
+        cols = 2503 + usize::from(arch.moves_left_head),
+        ml_col = if arch.moves_left_head { ", 2503 the moves-left output" } else { "" },
+    );
     let _ = writeln!(
         s,
         "## Limitations\n\n\
