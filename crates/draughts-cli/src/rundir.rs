@@ -54,12 +54,17 @@ impl RunDir {
     }
 
     /// Appends one metrics line (an object; `time` and `stage` are added).
-    pub fn metric(&self, stage: &str, mut fields: serde_json::Value) -> anyhow::Result<()> {
+    pub fn metric(&self, stage: &str, fields: serde_json::Value) -> anyhow::Result<()> {
+        append_line(&self.metrics(), &self.metric_line(stage, fields)?)
+    }
+
+    /// The metrics line [`RunDir::metric`] appends.
+    pub fn metric_line(&self, stage: &str, mut fields: serde_json::Value) -> anyhow::Result<String> {
         if let Some(obj) = fields.as_object_mut() {
             obj.insert("time".into(), serde_json::json!(unix_now()));
             obj.insert("stage".into(), serde_json::json!(stage));
         }
-        append_line(&self.metrics(), &serde_json::to_string(&fields)?)
+        Ok(serde_json::to_string(&fields)?)
     }
 
     /// Writes the effective config on the first start; on a restart, refuses a different one

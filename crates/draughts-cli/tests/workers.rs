@@ -127,7 +127,7 @@ fn killed_workers_and_a_following_trainer_share_one_run() {
 
     // The trainer's newest state: each shard consumed at most once, positions counted once.
     let states = files(&run.join("checkpoints"), "");
-    let newest = states.iter().filter(|p| p.join("trainer.json").is_file()).last().unwrap_or_else(|| {
+    let newest = states.iter().rfind(|p| p.join("trainer.json").is_file()).unwrap_or_else(|| {
         panic!("no trainer state (seed {seed}): {trainer_err}");
     });
     let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(newest.join("trainer.json")).unwrap()).unwrap();

@@ -109,7 +109,7 @@ fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[Strin
     draughts_nn::checkpoint::save(&net, &checkpoints, &info)?;
     drop(net);
     let games = games.unwrap_or(2 * cfg.selfplay.games_in_flight as u64 * cfg.selfplay.workers as u64);
-    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true, None, None);
+    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true, None, Default::default());
     // Measure the raw rate again after self-play, so that a change in machine load between the
     // two shows up instead of skewing the ratio silently.
     let (net, _) = crate::models::load_or_init(&checkpoints, &cfg, device)?;

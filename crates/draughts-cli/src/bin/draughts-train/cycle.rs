@@ -249,7 +249,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             // the last cycle, so that the run ends on its budget (stages only look at the clock
             // between games and steps).
             let deadline = left(&state).map(|l| at(selfplay_share(l, &state.last_seconds)));
-            let stats = play(&run, &cfg, cfg.budget.games_per_cycle, &[2, cycle], true, deadline, None)?;
+            let stats = play(&run, &cfg, cfg.budget.games_per_cycle, &[2, cycle], true, deadline, Default::default())?;
             run.metric("selfplay", metrics_fields(&stats, Some(cycle)))?;
             println!(
                 "cycle {cycle}: self-play {} games, {} positions, {:.0} games/hour, {:.0} {}/s",

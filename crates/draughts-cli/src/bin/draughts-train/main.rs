@@ -16,6 +16,7 @@ mod cycle;
 mod export;
 mod models;
 mod nnplayers;
+mod remote;
 mod selfplay;
 mod settings;
 mod train;

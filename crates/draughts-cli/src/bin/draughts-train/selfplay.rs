@@ -14,6 +14,7 @@ use draughts_nnue::Network;
 use draughts_selfplay::{run_alphabeta_workers, run_workers, FinishedGame, Generator, Progress, ShardWriter, Stop};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::remote::RunSync;
 use crate::rundir::RunDir;
 use crate::settings::Config;
 use crate::{bad_input, models};
@@ -50,6 +51,15 @@ pub fn mix(mut x: u64, parts: &[u64]) -> u64 {
     x
 }
 
+/// How a self-play worker shares its run (`Worker::default()`: the loop's stages, which own it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Worker<'a> {
+    /// How often to look for a newer checkpoint (and switch to it between games).
+    pub watch: Option<Duration>,
+    /// The run's object store, for a run in one: shards are pushed, checkpoints pulled.
+    pub sync: Option<&'a RunSync>,
+}
+
 /// What a self-play stage produced.
 #[derive(Debug)]
 pub struct SelfplayStats {
@@ -80,9 +90,9 @@ pub struct SelfplayStats {
 /// the evaluation; the hand-made evaluation while the run has only its untrained step-0 net,
 /// so the first generation learns from the engine's own games).
 ///
-/// With `watch`, the run's checkpoints are looked at every so often; when one newer than the
-/// model playing is there, no new game starts, the games in flight are finished and the stats
-/// name the newer model (a worker then calls `play` again).
+/// With `worker.watch`, the run's checkpoints are looked at every so often; when one newer than
+/// the model playing is there, no new game starts, the games in flight are finished and the
+/// stats name the newer model (a worker then calls `play` again).
 pub fn play(
     run: &RunDir,
     cfg: &Config,
@@ -90,8 +100,9 @@ pub fn play(
     salt: &[u64],
     show_progress: bool,
     deadline: Option<Instant>,
-    watch: Option<Duration>,
+    worker: Worker<'_>,
 ) -> anyhow::Result<SelfplayStats> {
+    let Worker { watch, sync } = worker;
     let device = cfg.inference.device.resolve()?;
     let (net, meta) = models::load_or_init(&run.checkpoints(), cfg, device)?;
     let mut sp = cfg.selfplay.clone();
@@ -129,6 +140,9 @@ pub fn play(
         if let Some(every) = watch {
             if newer_model.is_none() && last_look.elapsed() >= every {
                 last_look = Instant::now();
+                if let Some(Err(e)) = sync.map(RunSync::pull_newest_checkpoint) {
+                    pb.println(format!("warning: looking for a newer model: {e:#}"));
+                }
                 if let Some((_, m)) = models::newest(&checkpoints) {
                     if m.step > meta.step && m.architecture == meta.architecture {
                         pb.println(format!("newer model {}: finishing the games in flight", m.model_id));
@@ -142,7 +156,13 @@ pub fn play(
         }
         ControlFlow::Continue(())
     };
-    let sink = |g: FinishedGame| writer.add(&g).map(drop);
+    // A shard written goes to the store at once (for a run in one).
+    let sink = |g: FinishedGame| -> anyhow::Result<()> {
+        if let Some(shard) = writer.add(&g)? {
+            sync.map(|s| s.push_shard(&shard)).transpose()?;
+        }
+        Ok(())
+    };
     let sidecar = checkpoint::sidecar_path(&run.checkpoints(), &meta.model_id);
     let result = match (cfg.net.kind, sp.generator) {
         (NetKind::Resnet, Generator::Mcts) => {
@@ -178,7 +198,9 @@ pub fn play(
     let flushed = writer.flush();
     pb.finish_and_clear();
     let p = result?;
-    flushed?;
+    if let (Some(shard), Some(s)) = (flushed?, sync) {
+        s.push_shard(&shard)?;
+    }
     let seconds = p.elapsed.as_secs_f64();
     Ok(SelfplayStats {
         games: p.games,
@@ -236,7 +258,8 @@ fn host_hash() -> u64 {
 /// temporary name and renamed, and a worker switches to each newer checkpoint between games
 /// (one `selfplay` metrics line per model it played with).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let (cfg, run) = a.run_args.open()?;
+    let (cfg, run) = a.run_args.open_run()?;
+    let sync = run.sync.as_ref();
     if let Some(m) = a.minutes.filter(|m| !(m.is_finite() && *m > 0.0)) {
         return Err(bad_input(format!("--minutes {m}: must be a positive number")));
     }
@@ -244,7 +267,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input(format!("--model-poll-seconds {}: must be a positive number", a.model_poll_seconds)));
     }
     let deadline = a.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
-    let existing = draughts_selfplay::list_shards(run.games()).map(|v| v.len() as u64).unwrap_or(0);
+    let existing = draughts_selfplay::list_shards(run.dir.games()).map(|v| v.len() as u64).unwrap_or(0);
     // Workers may start at the same second with the same --worker-id on several machines: the
     // host, the process id and the clock's nanoseconds keep their games apart (the seed of each
     // stage is logged).
@@ -254,7 +277,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let watch = Some(Duration::from_secs_f64(a.model_poll_seconds));
     for stage in 0u64.. {
         let salt: Vec<u64> = base.iter().copied().chain([stage]).collect();
-        let stats = play(&run, &cfg, left, &salt, true, deadline, watch)?;
+        if let Some(s) = sync {
+            s.pull_newest_checkpoint()?;
+        }
+        let stats = play(&run.dir, &cfg, left, &salt, true, deadline, Worker { watch, sync })?;
         let mut fields = metrics_fields(&stats, None);
         fields["worker_id"] = serde_json::json!(a.worker_id);
         fields["pid"] = serde_json::json!(std::process::id());

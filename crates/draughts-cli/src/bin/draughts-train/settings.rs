@@ -24,9 +24,15 @@ pub struct RunArgs {
     /// The config file (TOML).
     #[arg(long)]
     pub config: std::path::PathBuf,
-    /// The run directory (created if needed; an existing one is continued).
+    /// The run directory (created if needed; an existing one is continued), or an object store
+    /// prefix `s3://BUCKET/PREFIX` (selfplay and train; credentials and endpoint from the AWS_*
+    /// environment variables).
     #[arg(long)]
     pub run: std::path::PathBuf,
+    /// For a run in an object store: the local cache directory it is worked in (default
+    /// `${XDG_CACHE_HOME:-~/.cache}/draughts/runs/BUCKET/PREFIX`).
+    #[arg(long)]
+    pub cache: Option<std::path::PathBuf>,
     /// Override a config value: `--set selfplay.games_in_flight=32` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
@@ -36,13 +42,38 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// Loads and checks the config, opens the run directory and pins the config in it.
+    /// Loads and checks the config, opens the run directory and pins the config in it. For a
+    /// command that needs a local run directory (`loop`): a store URL is refused.
     pub fn open(&self) -> anyhow::Result<(Config, crate::rundir::RunDir)> {
+        let (cfg, run) = self.open_run()?;
+        if let Some(sync) = &run.sync {
+            return Err(bad_input(format!(
+                "--run {}: this command needs a run directory; a run in an object store is worked by                  `draughts selfplay` workers and one `draughts train --follow` (docs/cluster.md)",
+                sync.url()
+            )));
+        }
+        Ok((cfg, run.dir))
+    }
+
+    /// [`RunArgs::open`] for a run directory or an object store (`s3://BUCKET/PREFIX`, worked in
+    /// a local cache directory).
+    pub fn open_run(&self) -> anyhow::Result<(Config, crate::remote::Run)> {
         let (mut cfg, effective) = crate::config::load::<Config>(&self.config, &self.overrides)?;
         cfg.resolve()?;
-        let run = crate::rundir::RunDir::create(&self.run)?;
-        run.pin_config(&effective, self.allow_config_change)?;
-        Ok((cfg, run))
+        let location = self.run.to_string_lossy();
+        if draughts_store::is_remote(&location) {
+            let cache = self.cache.clone().unwrap_or_else(|| crate::remote::default_cache(&location));
+            let sync = crate::remote::RunSync::open(&location, &cache)?;
+            let dir = crate::rundir::RunDir::create(&cache)?;
+            sync.pin_config(&dir, &effective, self.allow_config_change)?;
+            return Ok((cfg, crate::remote::Run { dir, sync: Some(sync) }));
+        }
+        if self.cache.is_some() {
+            return Err(bad_input("--cache is for a run in an object store (--run s3://BUCKET/PREFIX)"));
+        }
+        let dir = crate::rundir::RunDir::create(&self.run)?;
+        dir.pin_config(&effective, self.allow_config_change)?;
+        Ok((cfg, crate::remote::Run { dir, sync: None }))
     }
 }
 

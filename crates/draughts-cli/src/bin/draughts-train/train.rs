@@ -195,7 +195,7 @@ fn prune_trainer_states(run: &RunDir, newest: u64) {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let (cfg, run) = a.run_args.open()?;
+    let (cfg, run) = a.run_args.open_run()?;
     if let Some(m) = a.minutes.filter(|m| !(m.is_finite() && *m > 0.0)) {
         return Err(bad_input(format!("--minutes {m}: must be a positive number")));
     }
@@ -203,9 +203,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input(format!("--poll-seconds {}: must be a positive number", a.poll_seconds)));
     }
     let deadline = a.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
-    let mut session = Session::open(&run, &cfg)?;
+    if let Some(s) = &run.sync {
+        s.pull_resume_point()?;
+    }
+    let mut session = Session::open(&run.dir, &cfg)?;
     loop {
-        let out = session.round(&run, &cfg, a.steps, true, deadline)?;
+        if let Some(s) = &run.sync {
+            s.pull_games()?;
+        }
+        let out = session.round(&run.dir, &cfg, a.steps, true, deadline)?;
+        if let (Some(s), Some(model)) = (&run.sync, &out.model) {
+            let sidecar = checkpoint::sidecar_path(&run.dir.checkpoints(), model);
+            s.push_checkpoint(&sidecar, Some(&trainer_dir(&run.dir, out.step)))?;
+            s.prune_trainer_states()?;
+        }
         match &out.fields {
             Some(f) => {
                 run.metric("train", f.clone())?;
