@@ -53,10 +53,17 @@ pub fn sample_states(count: usize, seed: u64) -> Vec<SampleState> {
 }
 
 /// Positions per second of batched forward passes of `net` in inference mode (under
-/// `tch::no_grad`), batch size `batch`, timed over `iters` passes after 3 untimed warm-up
+/// `tch::no_grad`), batch size `batch`, timed over `iters` passes (or 5 seconds, whichever
+/// comes first, but at least 3 passes) after 3 untimed warm-up
 /// passes. The input is `batch` states from [`sample_states`] with [`BENCH_SEED`], encoded once.
 /// libtorch's thread count is whatever the calling thread has set.
 pub fn bench_forward(net: &Net, batch: usize, iters: usize) -> Result<f64, NetError> {
+    bench_forward_mixed(net, batch, iters, false)
+}
+
+/// [`bench_forward`], with the passes under CUDA autocast when `autocast` (mixed precision, as
+/// the inference thread runs them with `[inference] mixed_precision`).
+pub fn bench_forward_mixed(net: &Net, batch: usize, iters: usize, autocast: bool) -> Result<f64, NetError> {
     let batch = batch.max(1);
     let states = sample_states(batch, BENCH_SEED);
     let mut input = Vec::with_capacity(batch * INPUT_SIZE);
@@ -77,17 +84,21 @@ pub fn bench_forward(net: &Net, batch: usize, iters: usize) -> Result<f64, NetEr
             tch::Cuda::synchronize(i as i64);
         }
     };
+    let forward = || if autocast { tch::autocast(true, || net.forward(&xs)) } else { net.forward(&xs) };
     tch::no_grad(|| {
         for _ in 0..3 {
-            net.forward(&xs)?;
+            forward()?;
         }
         sync();
         let start = Instant::now();
-        for _ in 0..iters {
-            net.forward(&xs)?;
+        let mut done = 0;
+        // At most `iters` passes and, past 3, at most 5 seconds (a big net on a CPU).
+        while done < iters && (done < 3 || start.elapsed().as_secs_f64() < 5.0) {
+            forward()?;
+            done += 1;
         }
         sync();
         let secs = start.elapsed().as_secs_f64().max(1e-9);
-        Ok((batch * iters) as f64 / secs)
+        Ok((batch * done) as f64 / secs)
     })
 }

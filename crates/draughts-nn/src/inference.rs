@@ -165,6 +165,11 @@ pub struct InferenceConfig {
     /// How long the inference thread waits for more requests after the first one of a batch,
     /// in microseconds (0..=1000000). Default 1000.
     pub max_wait_us: u64,
+    /// Run the forward passes of self-play in mixed precision (CUDA autocast: convolutions and
+    /// matrix products in float16, outputs back in float32) when the device is CUDA; on the CPU
+    /// it changes nothing. Training stays in float32 (TF32 on recent GPUs): tch exposes no
+    /// gradient scaler. Default false.
+    pub mixed_precision: bool,
 }
 
 impl Default for InferenceConfig {
@@ -174,6 +179,7 @@ impl Default for InferenceConfig {
             torch_threads: 1,
             max_batch: 128,
             max_wait_us: 1000,
+            mixed_precision: false,
         }
     }
 }
@@ -229,6 +235,8 @@ impl Item {
 struct Runner {
     net: Net,
     max_batch: usize,
+    /// Forward passes under CUDA autocast.
+    autocast: bool,
     input: Vec<f32>,
     logits: Vec<f32>,
     wdl: Vec<f32>,
@@ -236,10 +244,11 @@ struct Runner {
 }
 
 impl Runner {
-    fn new(net: Net, max_batch: usize) -> Runner {
+    fn new(net: Net, max_batch: usize, autocast: bool) -> Runner {
         Runner {
             net,
             max_batch: max_batch.max(1),
+            autocast,
             input: Vec::new(),
             logits: Vec::new(),
             wdl: Vec::new(),
@@ -272,7 +281,7 @@ impl Runner {
         self.logits.resize(n * POLICY_SIZE, 0.0);
         self.wdl.resize(n * 3, 0.0);
         self.moves_left.resize(n, 0.0);
-        let (net, input) = (&self.net, &self.input);
+        let (net, input, autocast) = (&self.net, &self.input, self.autocast);
         let (logits, wdl, moves_left) = (&mut self.logits, &mut self.wdl, &mut self.moves_left);
         // tch reports many errors by panicking; keep the thread alive and report them instead.
         let has_moves_left = catch_unwind(AssertUnwindSafe(|| {
@@ -280,11 +289,11 @@ impl Runner {
                 let xs = Tensor::f_from_slice(input.as_slice())?
                     .f_reshape([n as i64, INPUT_SIZE as i64])?
                     .f_to_device(net.device())?;
-                let y = net.forward(&xs)?;
-                y.policy.f_copy_data(logits, n * POLICY_SIZE)?;
+                let y = if autocast { tch::autocast(true, || net.forward(&xs))? } else { net.forward(&xs)? };
+                y.policy.f_to_kind(Kind::Float)?.f_copy_data(logits, n * POLICY_SIZE)?;
                 y.wdl.f_softmax(-1, Kind::Float)?.f_copy_data(wdl, n * 3)?;
                 if let Some(ml) = &y.moves_left {
-                    ml.f_copy_data(moves_left, n)?;
+                    ml.f_to_kind(Kind::Float)?.f_copy_data(moves_left, n)?;
                 }
                 Ok(y.moves_left.is_some())
             })
@@ -330,7 +339,7 @@ impl NetEvaluator {
     /// split).
     pub fn new(net: Net, max_batch: usize) -> NetEvaluator {
         NetEvaluator {
-            runner: RefCell::new(Runner::new(net, max_batch)),
+            runner: RefCell::new(Runner::new(net, max_batch, false)),
         }
     }
 
@@ -428,7 +437,7 @@ impl InferenceServer {
         tch::set_num_threads(threads);
         let (tx, rx) = mpsc::channel();
         let counts = Arc::new(Counts::default());
-        let runner = Runner::new(net, config.max_batch);
+        let runner = Runner::new(net, config.max_batch, config.mixed_precision && device.is_cuda());
         let max_wait = Duration::from_micros(config.max_wait_us);
         let thread_counts = Arc::clone(&counts);
         let thread = std::thread::Builder::new()

@@ -41,7 +41,7 @@ pub mod train;
 
 pub use tch;
 
-pub use bench::bench_forward;
+pub use bench::{bench_forward, bench_forward_mixed};
 pub use checkpoint::{CheckpointError, CheckpointInfo, CheckpointMeta};
 pub use encoding::{EncodeInput, ENCODING_VERSION, INPUT_SIZE, PLANES};
 pub use inference::{

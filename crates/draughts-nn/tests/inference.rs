@@ -64,6 +64,7 @@ fn many_threads_get_the_synchronous_answers() {
         torch_threads: 1,
         max_batch: 48,
         max_wait_us: 2000,
+        mixed_precision: false,
     };
     let server = InferenceServer::spawn(b, &config).unwrap();
     assert_eq!(server.device(), Device::Cpu);
@@ -120,6 +121,7 @@ fn a_batch_larger_than_max_batch_is_split() {
         torch_threads: 1,
         max_batch: 3,
         max_wait_us: 0,
+        mixed_precision: false,
     };
     let server = InferenceServer::spawn(b, &config).unwrap();
     let got = server.handle().evaluate(&reqs).unwrap();
@@ -165,6 +167,8 @@ fn config_errors() {
             ..InferenceConfig::default()
         }
     );
+    let mixed: InferenceConfig = toml::from_str("mixed_precision = true").unwrap();
+    assert!(mixed.mixed_precision && !InferenceConfig::default().mixed_precision);
     assert!(toml::from_str::<InferenceConfig>("device = \"gpu\"").is_err());
     assert!(toml::from_str::<InferenceConfig>("max_batchs = 3").is_err());
 }

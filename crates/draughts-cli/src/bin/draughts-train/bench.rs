@@ -22,6 +22,9 @@ enum What {
         /// Games to play (default: twice the games in flight).
         #[arg(long)]
         games: Option<u64>,
+        /// Stop self-play after this many seconds (the games finished by then are counted).
+        #[arg(long)]
+        seconds: Option<f64>,
         /// Override a config value (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
@@ -70,7 +73,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.what {
         Some(What::Perft { min_depth, max_depth, threads }) => bench_perft(min_depth, max_depth, threads),
         Some(What::Search { depth }) => bench_search(depth),
-        Some(What::Selfplay { config, games, overrides }) => bench_selfplay(&config, games, &overrides),
+        Some(What::Selfplay { config, games, seconds, overrides }) => bench_selfplay(&config, games, seconds, &overrides),
         Some(What::Nnue { model, resnet, depth, rounds }) => bench_nnue(&model, resnet.as_deref(), depth, rounds),
         None => bench_search(DEFAULT_BENCH_DEPTH),
     }
@@ -89,7 +92,7 @@ fn bench_search(depth: u32) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[String]) -> anyhow::Result<ExitCode> {
+fn bench_selfplay(path: &std::path::Path, games: Option<u64>, seconds: Option<f64>, overrides: &[String]) -> anyhow::Result<ExitCode> {
     use crate::settings::Config;
     let (mut cfg, _) = crate::config::load::<Config>(path, overrides)?;
     cfg.resolve()?;
@@ -99,8 +102,14 @@ fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[Strin
     let net = draughts_nn::Net::new(&cfg.net, device, cfg.seed)?;
     // Raw: batched forward passes of the same net at the self-play batch size, on this thread
     // with the inference thread's torch thread count.
-    let raw = draughts_nn::bench_forward(&net, batch, 200)?;
-    println!("net {}, batch {batch}, {} torch thread(s), device {device:?}", cfg.net.short_name(), cfg.inference.torch_threads);
+    let mixed = cfg.inference.mixed_precision && device.is_cuda();
+    let raw = draughts_nn::bench_forward_mixed(&net, batch, 200, mixed)?;
+    println!(
+        "net {}, batch {batch}, {} torch thread(s), device {device:?}, mixed precision {}",
+        cfg.net.short_name(),
+        cfg.inference.torch_threads,
+        if mixed { "on" } else { "off" }
+    );
     println!("raw forward:          {raw:>10.0} positions/s");
     let dir = std::env::temp_dir().join(format!("draughts-bench-selfplay-{}", std::process::id()));
     let run = crate::rundir::RunDir::create(&dir)?;
@@ -109,11 +118,12 @@ fn bench_selfplay(path: &std::path::Path, games: Option<u64>, overrides: &[Strin
     draughts_nn::checkpoint::save(&net, &checkpoints, &info)?;
     drop(net);
     let games = games.unwrap_or(2 * cfg.selfplay.games_in_flight as u64 * cfg.selfplay.workers as u64);
-    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true, None, Default::default());
+    let deadline = seconds.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s.max(0.0)));
+    let stats = crate::selfplay::play(&run, &cfg, games, &[7], true, deadline, Default::default());
     // Measure the raw rate again after self-play, so that a change in machine load between the
     // two shows up instead of skewing the ratio silently.
     let (net, _) = crate::models::load_or_init(&checkpoints, &cfg, device)?;
-    let raw_after = draughts_nn::bench_forward(&net, batch, 200)?;
+    let raw_after = draughts_nn::bench_forward_mixed(&net, batch, 200, mixed)?;
     std::fs::remove_dir_all(&dir).ok();
     let stats = stats?;
     println!("raw forward, again:   {raw_after:>10.0} positions/s");

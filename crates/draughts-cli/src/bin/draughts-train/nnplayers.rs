@@ -30,7 +30,7 @@ impl ResnetBackend for Torch {
 
     fn server(&self, model: &Path) -> Result<Started, String> {
         let (net, meta) = draughts_nn::checkpoint::load(model, Device::Cpu).map_err(|e| e.to_string())?;
-        let config = InferenceConfig { device: DeviceChoice::Cpu, torch_threads: 1, max_batch: 256, max_wait_us: 0 };
+        let config = InferenceConfig { device: DeviceChoice::Cpu, torch_threads: 1, max_batch: 256, max_wait_us: 0, mixed_precision: false };
         let server = InferenceServer::spawn(net, &config).map_err(|e| e.to_string())?;
         Ok((Box::new(Shared(server)), meta.model_id))
     }
