@@ -4,29 +4,13 @@
 //!
 //!     cargo run -p draughts-model --example card_sums -- models/NAME ...
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-
-fn files(dir: &Path, rel: &Path, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir.join(rel))? {
-        let entry = entry?;
-        let path = rel.join(entry.file_name());
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.file_type()?.is_dir() {
-            files(dir, &path, out)?;
-        } else if path != Path::new(draughts_model::CARD_FILE) && !name.ends_with(".tmp") {
-            let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-            out.push((parts.join("/"), std::fs::read(entry.path())?));
-        }
-    }
-    Ok(())
-}
 
 fn seal(dir: &Path) -> Result<usize, String> {
     let card_path = dir.join(draughts_model::CARD_FILE);
     let card = std::fs::read_to_string(&card_path).map_err(|e| format!("{}: {e}", card_path.display()))?;
-    let mut list = Vec::new();
-    files(dir, &PathBuf::new(), &mut list).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let list = draughts_model::directory_files(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let text = draughts_model::with_sums_section(&card, &draughts_model::sums_section(&list));
     let tmp = card_path.with_extension("md.tmp");
     std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &card_path)).map_err(|e| format!("{}: {e}", card_path.display()))?;

@@ -55,6 +55,29 @@ pub fn sums_section(files: &[(String, Vec<u8>)]) -> String {
     s
 }
 
+/// Every file under `dir` but the card and temporary files (`*.tmp`), with its name relative to
+/// `dir` (`/`-separated) and its contents, sorted by name: what the card lists.
+pub fn directory_files(dir: &Path) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(rel) = dirs.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel))? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                dirs.push(path);
+            } else if kind.is_file() && !name.ends_with(".tmp") && path != Path::new(CARD_FILE) {
+                let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                out.push((parts.join("/"), std::fs::read(entry.path())?));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 /// `card` with its file list replaced by (or, without one, followed by) `section`.
 pub fn with_sums_section(card: &str, section: &str) -> String {
     let base = match card.find(SUMS_HEADING) {

@@ -23,7 +23,7 @@ pub mod sidecar;
 pub mod weights;
 
 pub use arch::{ArchError, NetConfig, NetKind};
-pub use card::{read_sums, sha256_hex, sums_section, verify_card, with_sums_section, CardError, CARD_FILE, SUMS_HEADING};
+pub use card::{directory_files, read_sums, sha256_hex, sums_section, verify_card, with_sums_section, CardError, CARD_FILE, SUMS_HEADING};
 pub use resolve::{checkpoints_in, newest, resolve_model, ResolveError};
 pub use sidecar::{
     fnv1a64, model_id, parse_json_named, read_file, read_meta, read_weights, rfc3339_utc, sidecar_of, sidecar_path,

@@ -177,7 +177,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // The card ends with the SHA-256 of every file of the directory (the sidecar, written
     // after it, included), checked whenever the model is loaded from the directory.
     let sidecar_name = format!("{}.{}", meta.model_id, checkpoint::SIDECAR_EXTENSION);
-    let mut files = directory_files(&a.out)?;
+    let mut files =
+        draughts_model::directory_files(&a.out).map_err(|e| bad_input(format!("{}: {e}", a.out.display())))?;
     files.retain(|(name, _)| *name != sidecar_name);
     files.push((sidecar_name, sidecar_bytes.clone()));
     let card = draughts_model::with_sums_section(&card, &draughts_model::sums_section(&files));
@@ -205,32 +206,6 @@ fn torchscript_difference(net: &draughts_nn::Net, path: &Path) -> anyhow::Result
     draughts_nn::tch::manual_seed(37);
     let xs = draughts_nn::tch::Tensor::rand([37, draughts_nn::INPUT_SIZE as i64], (draughts_nn::tch::Kind::Float, Device::Cpu)).round();
     torchscript::max_difference(&module, net, &xs).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
-/// Every file under `dir` but the card and temporary files, with its name relative to `dir`
-/// (`/`-separated) and its contents.
-fn directory_files(dir: &Path) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut dirs = vec![PathBuf::new()];
-    while let Some(rel) = dirs.pop() {
-        let here = dir.join(&rel);
-        let entries = std::fs::read_dir(&here).map_err(|e| bad_input(format!("{}: {e}", here.display())))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| bad_input(format!("{}: {e}", here.display())))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = rel.join(&name);
-            let kind = entry.file_type().map_err(|e| bad_input(format!("{}: {e}", entry.path().display())))?;
-            if kind.is_dir() {
-                dirs.push(path);
-            } else if kind.is_file() && !name.ends_with(".tmp") && path != Path::new(draughts_model::CARD_FILE) {
-                let bytes = std::fs::read(entry.path()).map_err(|e| bad_input(format!("{}: {e}", entry.path().display())))?;
-                let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-                out.push((parts.join("/"), bytes));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
 }
 
 /// The run directory a checkpoint directory belongs to: `RUN/checkpoints/` with `RUN/metrics.jsonl`.
