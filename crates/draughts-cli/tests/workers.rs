@@ -140,10 +140,13 @@ fn killed_workers_and_a_following_trainer_share_one_run() {
     assert_eq!(state["window"]["seen"].as_u64(), Some(counted), "positions counted (seed {seed})");
 
     // The workers went on with newer models: the shards name more than one model, and each
-    // worker process's shards (by the process id in their names, in order) never go back to an
-    // older one. A switch writes the worker's metrics line for the model it leaves.
+    // worker process's shards (by the process id in their names, in the order they were
+    // written) never go back to an older one. A switch writes the worker's metrics line for the
+    // model it leaves.
     let models: BTreeSet<&str> = headers.iter().map(|(_, _, m)| m.as_str()).collect();
     assert!(models.len() >= 2, "the workers played only with {models:?} (seed {seed})");
+    let written = |name: &str| std::fs::metadata(run.join("games").join(name)).unwrap().modified().unwrap();
+    headers.sort_by_key(|(pid, name, _)| (pid.clone(), written(name)));
     let mut last: HashMap<&str, &str> = HashMap::new();
     for (pid, _, m) in &headers {
         if let Some(prev) = last.insert(pid, m) {

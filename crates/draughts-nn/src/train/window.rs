@@ -4,7 +4,7 @@
 //! The window reads the shard files of one directory (`RUN/games/`). Shards enter the window in
 //! the order the trainer first sees them (arrival order; the shards new at one
 //! [`Window::refresh`] enter in file-name order, which for names from
-//! [`draughts_selfplay::ShardWriter`] is creation order). "Newest" means latest to arrive, so a
+//! [`draughts_selfplay::ShardWriter`] is creation order to the second). "Newest" means latest to arrive, so a
 //! shard from a machine whose clock is behind still counts as new. The window keeps the newest
 //! `N` positions, `N = TrainConfig::window_size(seen)` (see [`super::TrainConfig`]): whole shards
 //! from the newest back, and the newest records (the tail) of the oldest shard it still needs.
