@@ -64,9 +64,9 @@ fn exec(mut cmd: std::process::Command, bin: &Path) -> anyhow::Error {
 
 /// What the training commands do, for the help of both binaries.
 pub mod about {
-    pub const SELFPLAY: &str = "Play self-play games with the run's newest network into its shards";
-    pub const TRAIN: &str = "Train the network on the run's replay window; writes a checkpoint";
+    pub const SELFPLAY: &str = "Play self-play games with the run's newest network into its shards (one of any number of workers on a run, a directory or s3://BUCKET/PREFIX)";
+    pub const TRAIN: &str = "Train the network on the run's replay window; writes a checkpoint (--follow: keep training as workers add games)";
     pub const LOOP: &str = "The main job: self-play, training and evaluation in cycles until a budget is spent. Safe to kill and restart with the same command";
-    pub const EXPORT: &str = "Copy a checkpoint into a model directory with a model card (models/NAME/), ready for `draughts hub --model DIR`";
+    pub const EXPORT: &str = "Copy a checkpoint into a model directory with a model card (models/NAME/), ready for `draughts hub --model DIR`, and a TorchScript file";
     pub const BENCH: &str = "Benchmarks that print their figures (default: the search benchmark)";
 }
