@@ -486,9 +486,15 @@ def case_black(p):
     """(g) playing Black: the engine opens ("thinking..."), the board turns."""
     p.open()
     p.select("#level", "hard")
+    # "thinking..." lasts as long as the engine's move (a second at most): a latch in the page
+    # records that it was shown, where polling through the driver could miss it on a busy machine.
+    p.js("""window.sawThinking = false;
+        const s = document.querySelector('#status');
+        new MutationObserver(() => { if (s.textContent.includes('thinking')) window.sawThinking = true; })
+            .observe(s, {childList: true, characterData: true, subtree: true});""")
     p.select("#color", "black")
-    p.wait(lambda: "thinking" in p.text("#status"), "thinking...", 10)
     p.wait_ply(1, 60)
+    assert p.js("return window.sawThinking"), "the status never said thinking... while the engine chose its move"
     ms = p.moves()
     assert len(ms) == 1 and squares_of(ms[0])[0] >= 31, f"move list {ms}"
     assert p.square(50).rect["y"] < p.square(1).rect["y"], "Black is not at the bottom"

@@ -107,6 +107,26 @@ impl Player for Slow {
     }
 }
 
+/// Moves at once the first time, then sleeps 10 ms longer than its clock has left.
+struct ClockEater {
+    moves: u32,
+}
+impl Player for ClockEater {
+    fn name(&self) -> String {
+        "clock-eater".into()
+    }
+    fn new_game(&mut self, _seed: u64) {
+        self.moves = 0;
+    }
+    fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
+        self.moves += 1;
+        if self.moves > 1 {
+            std::thread::sleep(clock.remaining.unwrap_or_default() + Duration::from_millis(10));
+        }
+        Ok(game.legal_moves()[0])
+    }
+}
+
 /// Plays a match of `bad` (player A) against random and checks that A lost every game by
 /// forfeit of kind `kind`, with the reason in the termination text.
 fn forfeits(config: &MatchConfig, bad: &(dyn Fn() -> Built + Sync), kind: &str, text: &str) -> MatchResult {
@@ -139,13 +159,15 @@ fn faulty_players_lose_with_the_reason() {
         ..config(2, 2, 1)
     };
     forfeits(&timed, &|| Ok(Box::new(Slow(Duration::from_millis(60))) as Box<dyn Player>), "time", "0.020 s allowed");
-    // A game clock works the same way: 50 ms for the game, 30 ms a move.
+    // A game clock works the same way: a player whose first move is instant and whose second
+    // takes what is left on its clock and more loses on time at its second move (the margins are
+    // a second, not milliseconds, so a busy machine does not change the outcome).
     let clocked = MatchConfig {
-        time: TimeControl { base: Some(Duration::from_millis(50)), ..TimeControl::NONE },
+        time: TimeControl { base: Some(Duration::from_secs(1)), ..TimeControl::NONE },
         ..config(2, 1, 1)
     };
-    let r = forfeits(&clocked, &|| Ok(Box::new(Slow(Duration::from_millis(30))) as Box<dyn Player>), "time", "out of time");
-    assert!(r.records.iter().all(|g| g.record.plies >= 2), "the first slow move fits in the clock");
+    let r = forfeits(&clocked, &|| Ok(Box::new(ClockEater { moves: 0 }) as Box<dyn Player>), "time", "out of time");
+    assert!(r.records.iter().all(|g| g.record.plies >= 2), "the first move fits in the clock");
 }
 
 #[test]

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use draughts_core::Rules;
 use draughts_engine::Level;
 use draughts_protocol::dxp::{EndCause, Verdict};
-use draughts_protocol::{dxp_connect, dxp_listen, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
+use draughts_protocol::dxp::DxpListener;
+use draughts_protocol::{dxp_connect, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
 
 use crate::nnplayers::protocol_engine;
 use crate::bad_input;
@@ -13,7 +14,8 @@ use crate::bad_input;
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("role").required(true).args(["listen", "connect"])))]
 pub struct Args {
-    /// Wait for an initiator: `PORT` (loopback only) or `HOST:PORT`.
+    /// Wait for an initiator: `PORT` (loopback only; 0 picks a free port) or `HOST:PORT`. Prints
+    /// `listening on ADDR` once it listens.
     #[arg(long)]
     listen: Option<String>,
     /// Connect to a follower at `HOST:PORT` and ask for games.
@@ -94,7 +96,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let player = PlayerOptions { name: a.name.clone(), rules: Rules::FMJD, limit: fixed, ..PlayerOptions::default() };
     let records = if let Some(addr) = &a.listen {
         let opts = ListenOptions { player, connections: a.connections.max(1) };
-        dxp_listen(addr, searcher, &opts).map_err(bad_input)?
+        let listener = DxpListener::bind(addr).map_err(bad_input)?;
+        // Scripts and tests wait for this line (with `--listen 0`, it names the port chosen).
+        println!("listening on {}", listener.local_addr().map_err(bad_input)?);
+        std::io::Write::flush(&mut std::io::stdout())?;
+        listener.serve(searcher, &opts).map_err(bad_input)?
     } else {
         let addr = a.connect.as_deref().unwrap_or_default();
         let base = ConnectOptions { player, games: a.games, time_minutes: a.time, moves: a.moves, ..ConnectOptions::default() };

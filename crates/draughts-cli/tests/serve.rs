@@ -179,12 +179,14 @@ fn a_long_search_does_not_hold_up_other_games() {
         .map(|_| {
             let addr = s.addr.clone();
             std::thread::spawn(move || {
-                let (status, v) = post(&addr, "/api/move", &json!({"level": "hard", "movetime_ms": 3000, "moves": ["32-28", "18-22"]}));
+                let (status, v) = post(&addr, "/api/move", &json!({"level": "hard", "movetime_ms": 6000, "moves": ["32-28", "18-22"]}));
                 assert_eq!(status, 200, "{v}");
                 Instant::now()
             })
         })
         .collect();
+    // The hard searches stop no earlier than their soft limit, seconds after the easy request
+    // (sent once they have started) is answered.
     std::thread::sleep(Duration::from_millis(300));
     let (status, v) = post(&s.addr, "/api/move", &json!({"level": "easy"}));
     assert_eq!(status, 200, "{v}");

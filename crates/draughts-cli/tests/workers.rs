@@ -72,6 +72,41 @@ fn stop(mut child: Child) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// What the workers and the trainer have written so far.
+#[derive(Debug, Default)]
+struct Progress {
+    shards: usize,
+    consumed: usize,
+    models: usize,
+    switch_line: bool,
+    train_line: bool,
+}
+
+impl Progress {
+    /// Reads the run directory as it is now (files are written atomically, so whatever is there
+    /// is whole).
+    fn of(run: &Path) -> Progress {
+        let listed = |dir: &str, ends: &str| if run.join(dir).is_dir() { files(&run.join(dir), ends) } else { Vec::new() };
+        let shards = listed("games", ".bin");
+        let models: BTreeSet<String> =
+            shards.iter().filter_map(|s| draughts_selfplay::read_shard(s).ok()).map(|s| s.header.model_id).collect();
+        let consumed = listed("checkpoints", "")
+            .iter()
+            .rfind(|p| p.join("trainer.json").is_file())
+            .and_then(|p| std::fs::read_to_string(p.join("trainer.json")).ok())
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["window"]["consumed"].as_array().map(Vec::len))
+            .unwrap_or(0);
+        let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap_or_default();
+        let line = |stage: &str| metrics.lines().any(|l| l.contains(&format!("\"stage\":\"{stage}\"")));
+        Progress { shards: shards.len(), consumed, models: models.len(), switch_line: line("selfplay"), train_line: line("train") }
+    }
+
+    fn is_enough(&self) -> bool {
+        self.shards >= 10 && self.consumed >= 5 && self.models >= 2 && self.switch_line && self.train_line
+    }
+}
+
 #[test]
 fn killed_workers_and_a_following_trainer_share_one_run() {
     let seed = 12;
@@ -97,14 +132,31 @@ fn killed_workers_and_a_following_trainer_share_one_run() {
         stop(old);
         kills += 1;
     }
-    // Let the trainer see the last shards, then stop everything (the trainer by SIGKILL too).
-    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(kills, 8, "seed {seed}");
+    // How much the processes have done by now depends on the machine's load (each restart loads
+    // libtorch, the trainer needs a window before its first checkpoint): wait until there is
+    // enough to check (at least 10 shards, a trainer state that consumed 5, shards from two
+    // models and a worker's switch line), with a deadline as a safety net only. Then stop
+    // everything (the trainer by SIGKILL too).
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut progress = Progress::default();
+    while Instant::now() < deadline {
+        progress = Progress::of(&run);
+        if progress.is_enough() {
+            break;
+        }
+        for (w, child) in workers.iter_mut().enumerate() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("worker {w} exited by itself ({status}), seed {seed}");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
     for w in workers {
         stop(w);
     }
-    std::thread::sleep(Duration::from_secs(2));
     let trainer_err = stop(trainer);
-    assert_eq!(kills, 8, "seed {seed}");
+    assert!(progress.is_enough(), "not enough done within 300 s: {progress:?} (seed {seed}): {trainer_err}");
 
     // Every shard is whole, and no game is in two of them.
     let shards = files(&run.join("games"), ".bin");

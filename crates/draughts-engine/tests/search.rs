@@ -128,7 +128,9 @@ fn time_limits_and_the_stop_flag() {
     // Move time.
     let start = Instant::now();
     let r = engine.search(&game, &Limits::movetime(Duration::from_millis(40)), &AtomicBool::new(false), &mut |_| {});
-    assert!(start.elapsed() < Duration::from_millis(400), "{:?}", start.elapsed());
+    // The bounds below catch a search that ignores its limit (it would run for minutes); they
+    // leave room for a machine busy with other tests.
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
     assert!(r.depth >= 1);
     check_result(&game, &r);
     // A clock with little time left.
@@ -138,12 +140,12 @@ fn time_limits_and_the_stop_flag() {
     };
     let start = Instant::now();
     let r = engine.search(&game, &clock, &AtomicBool::new(false), &mut |_| {});
-    assert!(start.elapsed() < Duration::from_millis(300), "{:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
     check_result(&game, &r);
     // Stopped before it starts: still a legal move, found quickly.
     let start = Instant::now();
     let r = engine.search(&game, &Limits::default(), &AtomicBool::new(true), &mut |_| {});
-    assert!(start.elapsed() < Duration::from_millis(400), "{:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
     check_result(&game, &r);
 }
 

@@ -220,6 +220,13 @@ fn move_time_is_enforced_after_ponder_hit() {
     });
     tx.send(b"init\npos start\nlevel move-time=0.2\ngo ponder\n".to_vec())
         .unwrap();
+    // The engine thread answers `init` when it gets to it; then it ponders for longer than the
+    // move time without ending by itself.
+    let started = Instant::now();
+    while out.lines().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "no answer to init");
+        thread::sleep(Duration::from_millis(1));
+    }
     thread::sleep(Duration::from_millis(300));
     assert_eq!(out.lines(), ["ready"], "pondering must not end by itself");
     let hit = Instant::now();

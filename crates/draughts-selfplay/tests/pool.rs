@@ -256,16 +256,36 @@ fn playthrough_games_record_whether_resigning_was_right() {
     assert!((3..=13).contains(&n), "{n} of 16 playthroughs");
 }
 
+/// [`Material`] that waits, at its first evaluation, until every worker has reached its own: a
+/// worker claims its games before it first evaluates, so with it every worker gets games however
+/// late its thread starts (without it, a worker started late on a busy machine could find all
+/// the games taken).
+struct Gated {
+    inner: Material,
+    barrier: std::sync::Arc<std::sync::Barrier>,
+    passed: std::sync::atomic::AtomicBool,
+}
+
+impl Evaluator for Gated {
+    fn evaluate(&self, batch: &[EvalRequest]) -> Result<Vec<Evaluation>, EvalError> {
+        if !self.passed.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.barrier.wait();
+        }
+        self.inner.evaluate(batch)
+    }
+}
+
 #[test]
 fn workers_play_the_same_games_as_one_pool() {
     let config = SelfplayConfig { workers: 2, ..small_config(4, 30) };
     let mcts = tiny_mcts();
     let mut got = Vec::new();
     let mut ticks = 0;
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
     let summary = run_workers(
         &config,
         &mcts,
-        |_| Material::default(),
+        |_| Gated { inner: Material::default(), barrier: barrier.clone(), passed: Default::default() },
         10,
         |g| -> Result<(), std::io::Error> {
             got.push(g);

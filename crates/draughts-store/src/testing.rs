@@ -55,21 +55,36 @@ impl MotoServer {
             eprintln!("skipped: moto_server is not installed (scripts/test installs it; or set MOTO_SERVER)");
             return None;
         };
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
-        let child = Command::new(&exe)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
-        let server = MotoServer { child, endpoint: format!("http://127.0.0.1:{port}") };
+        // The port is picked by binding and releasing it, so another process may take it before
+        // moto_server binds it: a server that exits is started again on another port. The
+        // deadline is a safety net for a machine so loaded that Python takes minutes to start.
+        let spawn = || {
+            let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+            let child = Command::new(&exe)
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
+            (port, MotoServer { child, endpoint: format!("http://127.0.0.1:{port}") })
+        };
+        let (mut port, mut server) = spawn();
         let start = Instant::now();
+        let mut restarts = 0;
         loop {
             match request(port, "PUT", &format!("/{bucket}")) {
                 Ok(200) => break,
                 Ok(code) => panic!("moto_server: creating bucket {bucket} answered {code}"),
-                Err(_) if start.elapsed() < Duration::from_secs(30) => std::thread::sleep(Duration::from_millis(100)),
-                Err(e) => panic!("moto_server did not come up on port {port}: {e}"),
+                Err(e) => {
+                    if let Ok(Some(status)) = server.child.try_wait() {
+                        restarts += 1;
+                        assert!(restarts <= 5, "moto_server exited {restarts} times (last: {status} on port {port})");
+                        (port, server) = spawn();
+                    } else if start.elapsed() >= Duration::from_secs(120) {
+                        panic!("moto_server did not come up on port {port} within 120 s: {e}");
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
             }
         }
         Some(server)
