@@ -21,8 +21,9 @@ use crate::spec::{BuildError, PlayerKind, PlayerSpec, SearchLimits};
 pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildError>> {
     let name = spec.to_string();
     match &spec.kind {
-        PlayerKind::AlphaBeta { limits, model } => Some(
+        PlayerKind::AlphaBeta { limits, model, hash, options } => Some(
             engine_config(model.as_deref())
+                .map(|config| EngineConfig { tt_mib: hash.unwrap_or(config.tt_mib), options: *options, ..config })
                 .and_then(|config| AlphaBetaPlayer::new(name.clone(), *limits, config))
                 .map(|p| Box::new(p) as Box<dyn Player>)
                 .map_err(|detail| BuildError::Failed { spec: name, detail }),

@@ -22,6 +22,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use draughts_engine::{OptionError, SearchOptions};
 use thiserror::Error;
 
 use crate::player::{Player, RandomPlayer};
@@ -59,6 +60,11 @@ pub enum PlayerKind {
         limits: SearchLimits,
         /// A sparse network (model or run directory, or checkpoint file) as the evaluation.
         model: Option<PathBuf>,
+        /// Transposition table size in MiB (`hash=`); the engine's default when `None`.
+        hash: Option<usize>,
+        /// The search's optional techniques (`qs_threat=on`, `probcut=off`, ...: every name of
+        /// [`SearchOptions::NAMES`] is a key); the engine's defaults for those not given.
+        options: SearchOptions,
     },
     /// MCTS with a trained network.
     Mcts {
@@ -190,7 +196,23 @@ pub enum SpecErrorKind {
 }
 
 const RANDOM_KEYS: &[&str] = &["seed", "name"];
-const ALPHABETA_KEYS: &[&str] = &["depth", "nodes", "movetime", "model", "name"];
+/// The limits, the model, the table size and every name of [`SearchOptions::NAMES`] (a test
+/// checks that none is missing).
+const ALPHABETA_KEYS: &[&str] = &[
+    "depth",
+    "nodes",
+    "movetime",
+    "model",
+    "hash",
+    "full_time",
+    "qs_threat",
+    "qs_promotions",
+    "single_reply",
+    "probcut",
+    "probcut_margin",
+    "lmr_early",
+    "name",
+];
 const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "name"];
 const POLICY_KEYS: &[&str] = &["model", "name"];
 const HUB_KEYS: &[&str] = &["cmd", "depth", "nodes", "movetime", "history", "name"];
@@ -376,7 +398,19 @@ impl PlayerSpec {
                     Some(m) => Some(PathBuf::from(nonempty("model", m, "must name a model directory")?)),
                     None => None,
                 };
-                PlayerKind::AlphaBeta { limits, model }
+                let hash = items.number("hash", 1usize)?;
+                let mut options = SearchOptions::default();
+                for name in SearchOptions::NAMES {
+                    if let Some(value) = items.take(name) {
+                        options.set(name, &value).map_err(|e| match e {
+                            OptionError::BadValue { name, value, expected } => {
+                                SpecErrorKind::BadValue { key: name, value, reason: expected }
+                            }
+                            OptionError::Unknown(_) => unreachable!("the name comes from SearchOptions::NAMES"),
+                        })?;
+                    }
+                }
+                PlayerKind::AlphaBeta { limits, model, hash, options }
             }
             "mcts" => {
                 let model = nonempty("model", items.required("model")?, "must name a model directory")?;
@@ -465,10 +499,19 @@ impl fmt::Display for PlayerSpec {
                     items.push(format!("seed={seed}"));
                 }
             }
-            PlayerKind::AlphaBeta { limits: l, model } => {
+            PlayerKind::AlphaBeta { limits: l, model, hash, options } => {
                 limits(&mut items, l);
                 if let Some(m) = model {
                     items.push(format!("model={}", quote(&m.to_string_lossy())));
+                }
+                if let Some(h) = hash {
+                    items.push(format!("hash={h}"));
+                }
+                let default = SearchOptions::default();
+                for name in SearchOptions::NAMES {
+                    if options.get(name) != default.get(name) {
+                        items.push(format!("{name}={}", options.get(name).unwrap_or_default()));
+                    }
                 }
             }
             PlayerKind::Mcts { model, sims, movetime } => {
@@ -639,13 +682,20 @@ mod tests {
         assert_eq!(parse("random:seed=42").kind, PlayerKind::Random { seed: 42 });
         assert_eq!(
             parse("alphabeta:depth=6").kind,
-            PlayerKind::AlphaBeta { limits: SearchLimits { depth: Some(6), ..SearchLimits::default() }, model: None }
+            PlayerKind::AlphaBeta {
+                limits: SearchLimits { depth: Some(6), ..SearchLimits::default() },
+                model: None,
+                hash: None,
+                options: SearchOptions::default()
+            }
         );
         assert_eq!(
             parse("alphabeta:model=models/sparse,movetime=100").kind,
             PlayerKind::AlphaBeta {
                 limits: SearchLimits { movetime: Some(Duration::from_millis(100)), ..SearchLimits::default() },
-                model: Some("models/sparse".into())
+                model: Some("models/sparse".into()),
+                hash: None,
+                options: SearchOptions::default()
             }
         );
         assert_eq!(
@@ -656,7 +706,9 @@ mod tests {
                     movetime: Some(Duration::from_millis(250)),
                     ..SearchLimits::default()
                 },
-                model: None
+                model: None,
+                hash: None,
+                options: SearchOptions::default()
             }
         );
         assert_eq!(
@@ -667,6 +719,16 @@ mod tests {
             parse("mcts:model=m,movetime=100").kind,
             PlayerKind::Mcts { model: "m".into(), sims: None, movetime: Some(Duration::from_millis(100)) }
         );
+        let PlayerKind::AlphaBeta { hash, options, .. } = parse("alphabeta:movetime=40,hash=64,qs_threat=on,probcut=off,probcut_margin=12").kind else {
+            panic!("not alphabeta")
+        };
+        assert_eq!(hash, Some(64));
+        assert!(options.qs_threat && !options.probcut && options.probcut_margin == 12);
+        for name in SearchOptions::NAMES {
+            assert!(ALPHABETA_KEYS.contains(&name), "alphabeta specs do not take the search option {name}");
+        }
+        assert!(matches!(err("alphabeta:depth=3,probcut=maybe"), SpecErrorKind::BadValue { key: "probcut", .. }));
+        assert!(matches!(err("alphabeta:depth=3,hash=0"), SpecErrorKind::BadNumber { key: "hash", .. }));
         assert_eq!(parse("policy:model=models/hard").kind, PlayerKind::Policy { model: "models/hard".into() });
         assert_eq!(
             parse(r#"hub:cmd="/opt/scan/scan hub --x=\"a,b\"",movetime=500"#).kind,
@@ -695,6 +757,7 @@ mod tests {
             "mcts:model=\"dir with space\",sims=8,name=x",
             "mcts:model=m,sims=8,movetime=20",
             "alphabeta:depth=3,model=\"a b\"",
+            "alphabeta:movetime=40,hash=8,qs_threat=on,single_reply=off,probcut_margin=20",
             "policy:model=m",
             r#"hub:cmd="a \"b\" c\\d",depth=3"#,
             "dxp:addr=host:1",

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use draughts_core::{Game, Move};
-use draughts_engine::{Clock, Engine, EngineConfig, Level, Limits};
+use draughts_engine::{Clock, Engine, EngineConfig, Level, Limits, SearchOptions};
 use draughts_nnue::Network;
 use draughts_protocol::{Info, Param, ParamKind, SearchLimit, Searcher};
 
@@ -18,6 +18,15 @@ pub struct AlphaBeta {
     tt_mib: usize,
     seed: u64,
     games: u64,
+}
+
+/// The Hub parameter of a search option: switches are Hub booleans (`true`, `false`).
+fn option_param(options: &SearchOptions, name: &str) -> Param {
+    let value = options.get(name).unwrap_or_default();
+    match value.as_str() {
+        "on" | "off" => Param { name: name.into(), value: (value == "on").to_string(), kind: ParamKind::Bool },
+        _ => Param { name: name.into(), value, kind: ParamKind::Int { min: 0, max: 1000 } },
+    }
 }
 
 impl AlphaBeta {
@@ -57,7 +66,8 @@ impl Searcher for AlphaBeta {
     }
 
     fn params(&self) -> Vec<Param> {
-        vec![
+        let options = self.engine.config().options;
+        let mut params = vec![
             Param {
                 name: "level".into(),
                 value: self.level.name().into(),
@@ -65,7 +75,9 @@ impl Searcher for AlphaBeta {
             },
             Param { name: "hash".into(), value: self.tt_mib.to_string(), kind: ParamKind::Int { min: 1, max: 65536 } },
             Param { name: "seed".into(), value: self.seed.to_string(), kind: ParamKind::Int { min: 0, max: i64::MAX } },
-        ]
+        ];
+        params.extend(SearchOptions::NAMES.iter().map(|n| option_param(&options, n)));
+        params
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
@@ -73,11 +85,17 @@ impl Searcher for AlphaBeta {
             "level" => self.level = value.parse().map_err(|e| format!("{e}"))?,
             "hash" => {
                 let mib: usize = value.parse().map_err(|_| format!("`{value}` is not a size in MiB"))?;
-                self.engine = Engine::new(EngineConfig { tt_mib: mib, network: self.network.clone(), ..EngineConfig::default() })
+                let options = self.engine.config().options;
+                self.engine = Engine::new(EngineConfig { tt_mib: mib, network: self.network.clone(), options, ..EngineConfig::default() })
                     .map_err(|e| e.to_string())?;
                 self.tt_mib = mib;
             }
             "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
+            _ if SearchOptions::NAMES.contains(&name) => {
+                let mut options = self.engine.config().options;
+                options.set(name, value).map_err(|e| e.to_string())?;
+                self.engine.set_options(options);
+            }
             _ => return Err(format!("unknown parameter `{name}`")),
         }
         Ok(())

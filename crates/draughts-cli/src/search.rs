@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use draughts_core::{Game, Position, Rules};
-use draughts_engine::{mate_distance, Engine, EngineConfig, Limits};
+use draughts_engine::{mate_distance, Engine, EngineConfig, Limits, SearchOptions};
 
 use crate::bad_input;
 
@@ -34,6 +34,10 @@ pub struct Args {
     /// hand-made one.
     #[arg(long)]
     model: Option<std::path::PathBuf>,
+    /// Search options as NAME=VALUE (repeatable, or comma-separated): full_time, qs_threat,
+    /// qs_promotions, single_reply, probcut, lmr_early (on/off) and probcut_margin (centi-men).
+    #[arg(long = "opt", value_name = "NAME=VALUE")]
+    opts: Vec<String>,
 }
 
 /// Writes a score as centi-men or as a forced result in plies.
@@ -57,7 +61,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(n) = &network {
         println!("# evaluation: network {} ({}, {} kernels)", n.model_id(), n.architecture().short_name(), n.kernels());
     }
-    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, network, ..EngineConfig::default() })?;
+    let mut options = SearchOptions::default();
+    for o in &a.opts {
+        options.parse_list(o).map_err(|e| bad_input(format!("--opt {o}: {e}")))?;
+    }
+    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, network, options, ..EngineConfig::default() })?;
     let stop = AtomicBool::new(false);
     println!("# depth score nodes nps pv");
     let result = engine.search(&game, &limits, &stop, &mut |i| {

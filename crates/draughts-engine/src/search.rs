@@ -26,13 +26,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use draughts_core::{Color, Game, Move, MoveList, Outcome, Position, Rules};
+use draughts_core::{Bitboard, Color, Game, Move, MoveList, Outcome, Position, Rules};
 use draughts_nnue::Network;
 use smallvec::SmallVec;
 
 use crate::eval::{Evaluator, Weights};
 use crate::evaluation::{Evaluation, HandMade, Learned};
 use crate::limits::{Limits, TimePlan};
+use crate::options::SearchOptions;
 use crate::tt::{Bound, TranspositionTable, TtError, TtMove};
 
 /// The score of a won position, less the plies to the win: a side to move with no legal move
@@ -67,12 +68,14 @@ pub struct EngineConfig {
     pub weights: Weights,
     /// A learned evaluation: the sparse network replaces the hand-made evaluation.
     pub network: Option<Arc<Network>>,
+    /// The search's optional techniques.
+    pub options: SearchOptions,
 }
 
 impl Default for EngineConfig {
     /// 16 MiB, the hand-made evaluation with its default weights.
     fn default() -> EngineConfig {
-        EngineConfig { tt_mib: 16, weights: Weights::default(), network: None }
+        EngineConfig { tt_mib: 16, weights: Weights::default(), network: None, options: SearchOptions::default() }
     }
 }
 
@@ -170,6 +173,14 @@ const CAPTURE_KEY: i32 = 1 << 24;
 const PROMOTION_KEY: i32 = 3 << 20;
 const KILLER_KEY: i32 = 2 << 20;
 const HISTORY_MAX: i32 = (1 << 20) - 1;
+/// Squares 6..=10 and 41..=45: a man there may promote with a quiet move.
+const BEFORE_WHITE_PROMOTION: Bitboard = Bitboard(0x1F << 5);
+const BEFORE_BLACK_PROMOTION: Bitboard = Bitboard(0x1F << 44);
+/// Beyond this score ProbCut is not tried (wins and losses are scored exactly).
+const PROBCUT_SCORE_LIMIT: i32 = 5_000;
+/// The depth of the nodes below a quiescence extension (`qs_threat`, `qs_promotions`): far below
+/// any depth a capture sequence reaches from 0, so that each line gets at most one extension.
+const QS_LAST: i32 = -1000;
 
 /// Draw-rule counters of a node, kept as [`Game`] keeps them.
 #[derive(Copy, Clone, Debug)]
@@ -240,6 +251,11 @@ impl Engine {
         &self.config
     }
 
+    /// Changes the search options (the table and what it learnt are kept).
+    pub fn set_options(&mut self, options: SearchOptions) {
+        self.config.options = options;
+    }
+
     /// Forgets everything learnt in earlier searches (transposition table, history).
     pub fn new_game(&mut self) {
         self.tt.clear();
@@ -264,10 +280,11 @@ impl Engine {
         stop: &AtomicBool,
         on_iteration: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
-        let Engine { tt, tables, evaluator, learned, .. } = self;
+        let Engine { tt, tables, evaluator, learned, config } = self;
+        let opts = config.options;
         match learned {
-            Some(l) => run(tt, tables, l, game, limits, stop, on_iteration),
-            None => run(tt, tables, HandMade(evaluator), game, limits, stop, on_iteration),
+            Some(l) => run(tt, tables, l, opts, game, limits, stop, on_iteration),
+            None => run(tt, tables, HandMade(evaluator), opts, game, limits, stop, on_iteration),
         }
     }
 
@@ -282,10 +299,12 @@ impl Engine {
 }
 
 /// The body of [`Engine::search`] for one evaluation.
+#[allow(clippy::too_many_arguments)]
 fn run<E: Evaluation>(
     tt: &mut TranspositionTable,
     tables: &mut Tables,
     ev: E,
+    opts: SearchOptions,
     game: &Game,
     limits: &Limits,
     stop: &AtomicBool,
@@ -327,7 +346,13 @@ fn run<E: Evaluation>(
         tables.hashes.resize(root_index + MAX_PLY + 2, 0);
 
         let rules = *game.rules();
-        let plan = TimePlan::new(limits);
+        let plan = TimePlan::new(limits).map(|mut p| {
+            // At a fixed time per move (no clock to save time for), the whole move time.
+            if opts.full_time && limits.clock.is_none() {
+                p.soft = p.hard;
+            }
+            p
+        });
         let mut s = Searcher {
             tt,
             t: tables,
@@ -349,6 +374,8 @@ fn run<E: Evaluation>(
                 [l(d.no_progress_plies), l(d.no_capture_plies), l(d.three_vs_one_plies), l(d.two_vs_one_plies)]
             },
             iter_best: None,
+            opts,
+            in_probcut: false,
         };
         let ctr = Ctr {
             no_progress: counters.no_progress,
@@ -479,6 +506,9 @@ struct Searcher<'a, E> {
     limits: [i32; 4],
     /// The best root move of the current iteration so far, its score and line.
     iter_best: Option<(Move, i32, Vec<Move>)>,
+    opts: SearchOptions,
+    /// Inside ProbCut's reduced search (no ProbCut there).
+    in_probcut: bool,
 }
 
 impl<E: Evaluation> Searcher<'_, E> {
@@ -662,13 +692,26 @@ impl<E: Evaluation> Searcher<'_, E> {
         }
 
         // Beyond the horizon only captures are searched. (Above it, move generation finds out
-        // whether there is a capture, so it is not asked twice.)
+        // whether there is a capture, so it is not asked twice.) A quiet horizon node may get one
+        // extension per line: a one-ply search when the opponent threatens a capture
+        // (`qs_threat`), or its promotions after the stand-pat (`qs_promotions`).
+        let mut threat = false;
         if depth <= 0 || ply >= MAX_PLY - 1 {
             let capture = pos.has_capture();
             if !capture || ply >= MAX_PLY - 1 {
-                let (v, mobility) = self.ev.evaluate(ply, pos);
-                // No capture and no one-step move: no legal move at all.
-                return if mobility == 0 && !capture { -MATE + ply as i32 } else { v };
+                let extend = !capture && depth > QS_LAST && ply < MAX_PLY - 2;
+                threat = extend && self.opts.qs_threat && pos.with_side_to_move(!pos.side_to_move()).has_capture();
+                if !threat {
+                    let (v, mobility) = self.ev.evaluate(ply, pos);
+                    // No capture and no one-step move: no legal move at all.
+                    if mobility == 0 && !capture {
+                        return -MATE + ply as i32;
+                    }
+                    if extend && self.opts.qs_promotions && v < beta {
+                        return self.quiet_promotions(pos, hash, c, v, alpha, beta, ply);
+                    }
+                    return v;
+                }
             }
         }
 
@@ -696,6 +739,32 @@ impl<E: Evaluation> Searcher<'_, E> {
         }
         // When one capture exists, every legal move is a capture.
         let capture = moves[0].is_capture();
+        // ProbCut: a shallow search that clears beta by a margin growing with depth cuts the
+        // node (no ProbCut inside it). Not with a capture to make: the node is then inside a
+        // forced line, where a combination's sacrifices look lost to a shallow search.
+        if self.opts.probcut && !capture && !pv_node && !self.in_probcut && depth >= 3 && !sensitive && beta.abs() < PROBCUT_SCORE_LIMIT {
+            let rbeta = beta + self.opts.probcut_margin * depth;
+            self.in_probcut = true;
+            let v = self.search(pos, hash, c, (depth * 2 / 5).max(1), rbeta - 1, rbeta, ply, false);
+            self.in_probcut = false;
+            if self.aborted {
+                return 0;
+            }
+            if v >= rbeta {
+                return v;
+            }
+            self.t.pv[ply].clear();
+        }
+
+        // The children's depth: below a threat extension, quiescence without extensions; one
+        // more ply for a forced reply (`single_reply`).
+        let nd = if threat {
+            QS_LAST
+        } else if self.opts.single_reply && moves.len() == 1 && depth >= 1 && ply < MAX_PLY / 2 {
+            depth
+        } else {
+            depth - 1
+        };
 
         let side = (pos.side_to_move() == Color::Black) as usize;
         let killers = self.t.killers[ply];
@@ -745,14 +814,17 @@ impl<E: Evaluation> Searcher<'_, E> {
             let child = pos.play(&mv);
             self.ev.make(ply, pos, &mv);
             let ch = hash ^ pos.hash_delta(&mv);
-            let nd = depth - 1;
             let cc = self.next_ctr(c, &mv, &child);
             let score = if tried == 0 {
                 -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node)
             } else {
                 // Late quiet moves are reduced, unless they give the opponent a capture.
-                let reduce = depth >= 3 && tried >= 3 && !capture && k < KILLER_KEY && !child.has_capture();
-                let r = if reduce { 1 + (tried >= 8 && depth >= 5 && !pv_node) as i32 } else { 0 };
+                let r = if !threat && tried >= 3 && !capture && k < KILLER_KEY {
+                    self.reduction(depth, tried, pv_node)
+                } else {
+                    0
+                };
+                let r = if r > 0 && child.has_capture() { 0 } else { r };
                 let mut v = -self.search(&child, ch, cc, nd - r, -alpha - 1, -alpha, ply + 1, false);
                 if v > alpha && r > 0 && !self.aborted {
                     v = -self.search(&child, ch, cc, nd, -alpha - 1, -alpha, ply + 1, false);
@@ -774,7 +846,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                         self.set_pv(ply, mv);
                     }
                     if score >= beta {
-                        if !capture {
+                        if !capture && depth >= 1 {
                             self.reward_quiet(side, ply, depth, moves, &order[..tried], mv);
                         }
                         break;
@@ -799,6 +871,58 @@ impl<E: Evaluation> Searcher<'_, E> {
                 to: moves[best_i].to().bit(),
             });
             self.tt.store(hash, score_to_tt(best, ply), depth, bound, mv);
+        }
+        best
+    }
+
+    /// Plies by which late quiet move number `tried` (from 0) is reduced at `depth`.
+    #[inline(always)]
+    fn reduction(&self, depth: i32, tried: usize, pv_node: bool) -> i32 {
+        if self.opts.lmr_early {
+            if depth < 2 {
+                0
+            } else {
+                1 + !pv_node as i32
+            }
+        } else if depth < 3 {
+            0
+        } else {
+            1 + (tried >= 8 && depth >= 5 && !pv_node) as i32
+        }
+    }
+
+    /// A quiet horizon node whose stand-pat `stand` is below `beta`: the moves that promote a
+    /// man are searched (then captures only), the others are worth the stand-pat.
+    #[allow(clippy::too_many_arguments)]
+    fn quiet_promotions(&mut self, pos: &Position, hash: u64, c: Ctr, stand: i32, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        let us = pos.side_to_move();
+        let row = match us {
+            Color::White => BEFORE_WHITE_PROMOTION,
+            Color::Black => BEFORE_BLACK_PROMOTION,
+        };
+        if (pos.men(us) & row).is_empty() {
+            return stand;
+        }
+        let mut moves = MoveList::new();
+        pos.generate_moves(self.promote, &mut moves);
+        let mut best = stand;
+        alpha = alpha.max(stand);
+        for mv in moves.iter().filter(|m| m.promotes()) {
+            let child = pos.play(mv);
+            self.ev.make(ply, pos, mv);
+            let ch = hash ^ pos.hash_delta(mv);
+            let cc = self.next_ctr(c, mv, &child);
+            let v = -self.search(&child, ch, cc, QS_LAST, -beta, -alpha, ply + 1, false);
+            if self.aborted {
+                return 0;
+            }
+            if v > best {
+                best = v;
+                alpha = alpha.max(v);
+                if v >= beta {
+                    break;
+                }
+            }
         }
         best
     }
@@ -885,6 +1009,13 @@ mod tests {
                 assert!((h - HISTORY_MAX * b.signum()).abs() < HISTORY_MAX / 100, "{start} {b}: {h}");
             }
         }
+    }
+
+    #[test]
+    fn rows_before_promotion() {
+        let squares = |b: Bitboard| b.squares().map(|s| s.number()).collect::<Vec<_>>();
+        assert_eq!(squares(BEFORE_WHITE_PROMOTION), vec![6, 7, 8, 9, 10]);
+        assert_eq!(squares(BEFORE_BLACK_PROMOTION), vec![41, 42, 43, 44, 45]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::sync::atomic::AtomicBool;
 
 use draughts_core::{Color, Game, Move, Position, Rules};
-use draughts_engine::{Engine, EngineConfig, Limits, MATE_BOUND};
+use draughts_engine::{Engine, EngineConfig, Limits, SearchOptions, MATE_BOUND};
 
 struct Shot {
     /// What happens, in words.
@@ -174,6 +174,48 @@ fn engine_finds_the_combinations_with_colours_swapped() {
         let (got, score) = best(flipped, shot.depth);
         assert_eq!(got, Some(want), "{} flipped ({})", shot.idea, flipped.to_fen());
         assert!(score >= 150, "{} flipped: score {score}", shot.idea);
+    }
+}
+
+/// Each search option alone, and all of them, as `SearchOptions`.
+fn option_sets() -> Vec<(String, SearchOptions)> {
+    let mut sets: Vec<(String, SearchOptions)> = ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "lmr_early"]
+        .iter()
+        .map(|name| {
+            let mut o = SearchOptions::BASELINE;
+            o.set(name, "on").unwrap();
+            (name.to_string(), o)
+        })
+        .collect();
+    let mut all = SearchOptions::BASELINE;
+    all.parse_list("full_time qs_threat qs_promotions single_reply probcut lmr_early").unwrap();
+    sets.push(("all".into(), all));
+    sets
+}
+
+#[test]
+fn every_search_option_finds_the_combinations_and_is_deterministic() {
+    for (name, options) in option_sets() {
+        for shot in SHOTS {
+            let pos = Position::from_fen(shot.fen).unwrap();
+            let want = parse(&pos, shot.line[0]);
+            let search = |limits: &Limits| {
+                let mut engine = Engine::new(EngineConfig { tt_mib: 4, options, ..EngineConfig::default() }).unwrap();
+                engine.search(&Game::from_position(pos, Rules::FMJD), limits, &AtomicBool::new(false), &mut |_| {})
+            };
+            // Reductions and ProbCut may need a ply more than the plain search.
+            let r = search(&Limits::depth(shot.depth + 2));
+            assert!(r.score >= 150, "{name}: {}: score {}", shot.idea, r.score);
+            // The shot's move, or another that wins as much: the plain search, one ply deeper
+            // than the shot needs, agrees that the opponent is lost after it.
+            let got = r.best.unwrap();
+            if got != want {
+                let (_, reply) = best(pos.play(&got), shot.depth + 1);
+                assert!(reply <= -150, "{name}: {} ({}): {got} instead of {want}, and it does not win ({reply})", shot.idea, shot.fen);
+            }
+            let (a, b) = (search(&Limits::nodes(20_000)), search(&Limits::nodes(20_000)));
+            assert_eq!((a.best, a.score, a.nodes, &a.pv), (b.best, b.score, b.nodes, &b.pv), "{name}: {}", shot.idea);
+        }
     }
 }
 

@@ -1,0 +1,176 @@
+//! Named switches of the search's techniques, so that each one can be played against the engine
+//! without it ([`SearchOptions::set`] takes `name=value` from the command line, the arena's
+//! player specs and Hub's `set-param`).
+//!
+//! A technique is on by default only where a match showed that it gains; the figures behind each
+//! default are in ARCHITECTURE.md ("Search options"). Every option keeps a search without a time
+//! limit deterministic.
+
+use std::fmt;
+
+/// The search's optional techniques.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SearchOptions {
+    /// `full_time`: at a fixed time per move, go on starting iterations until the move time is
+    /// spent (an unfinished iteration's move is played when it beat the previous best). Off: no
+    /// iteration starts after 60% of the move time.
+    pub full_time: bool,
+    /// `qs_threat`: at a quiet horizon node where the opponent threatens a capture, search every
+    /// move one ply (then captures only) instead of taking the static evaluation. Once per line.
+    pub qs_threat: bool,
+    /// `qs_promotions`: at a quiet horizon node, after the static evaluation (stand-pat), also
+    /// search the moves that promote a man.
+    pub qs_promotions: bool,
+    /// `single_reply`: a node with one legal move (often a forced capture) is searched one ply
+    /// deeper.
+    pub single_reply: bool,
+    /// `probcut`: at a non-PV node of depth >= 3, a search at 40% of the depth against
+    /// `beta + probcut_margin x depth` that fails high cuts the node (draughts' zugzwangs make
+    /// null move unsafe; this stands in for it). Off inside that reduced search.
+    pub probcut: bool,
+    /// `probcut_margin`: centi-men per ply of depth added to beta by `probcut`.
+    pub probcut_margin: i32,
+    /// `lmr_early`: late-move reductions from depth 2 (instead of 3), and two plies at non-PV
+    /// nodes from the fourth move (instead of the ninth at depth 5).
+    pub lmr_early: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> SearchOptions {
+        SearchOptions::BASELINE
+    }
+}
+
+/// An option name or value [`SearchOptions::set`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// No option has this name.
+    #[error("unknown search option `{0}` (known: {known})", known = SearchOptions::NAMES.join(", "))]
+    Unknown(String),
+    /// The value does not fit the option.
+    #[error("search option `{name}`: `{value}` is not {expected}")]
+    BadValue {
+        /// The option.
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+}
+
+impl SearchOptions {
+    /// The search as it was before these options existed: every technique off.
+    pub const BASELINE: SearchOptions = SearchOptions {
+        full_time: false,
+        qs_threat: false,
+        qs_promotions: false,
+        single_reply: false,
+        probcut: false,
+        probcut_margin: 10,
+        lmr_early: false,
+    };
+
+    /// The names [`SearchOptions::set`] takes.
+    pub const NAMES: [&'static str; 7] =
+        ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early"];
+
+    /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
+    /// number for `probcut_margin`.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
+        let name = name.trim();
+        let value = value.trim();
+        let Some(&known) = SearchOptions::NAMES.iter().find(|n| **n == name) else {
+            return Err(OptionError::Unknown(name.to_owned()));
+        };
+        let switch = || match value.to_ascii_lowercase().as_str() {
+            "on" | "true" | "1" | "yes" => Ok(true),
+            "off" | "false" | "0" | "no" => Ok(false),
+            _ => Err(OptionError::BadValue { name: known, value: value.to_owned(), expected: "on or off" }),
+        };
+        match known {
+            "full_time" => self.full_time = switch()?,
+            "qs_threat" => self.qs_threat = switch()?,
+            "qs_promotions" => self.qs_promotions = switch()?,
+            "single_reply" => self.single_reply = switch()?,
+            "probcut" => self.probcut = switch()?,
+            "lmr_early" => self.lmr_early = switch()?,
+            "probcut_margin" => {
+                self.probcut_margin = value
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|m| (0..=1000).contains(m))
+                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })?
+            }
+            _ => unreachable!("every name in NAMES is matched"),
+        }
+        Ok(())
+    }
+
+    /// The value of option `name` as [`SearchOptions::set`] takes it.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let s = |b: bool| if b { "on" } else { "off" }.to_owned();
+        Some(match name {
+            "full_time" => s(self.full_time),
+            "qs_threat" => s(self.qs_threat),
+            "qs_promotions" => s(self.qs_promotions),
+            "single_reply" => s(self.single_reply),
+            "probcut" => s(self.probcut),
+            "lmr_early" => s(self.lmr_early),
+            "probcut_margin" => self.probcut_margin.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// Sets options from `name=value` pairs separated by commas or blanks (`"qs_threat=on probcut=off"`).
+    pub fn parse_list(&mut self, text: &str) -> Result<(), OptionError> {
+        for item in text.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
+            let (name, value) = item.split_once('=').unwrap_or((item, "on"));
+            self.set(name, value)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for SearchOptions {
+    /// Every option as `name=value`, separated by commas.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, name) in SearchOptions::NAMES.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            write!(f, "{sep}{name}={}", self.get(name).unwrap_or_default())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_get_and_display_agree() {
+        let mut o = SearchOptions::BASELINE;
+        for name in SearchOptions::NAMES {
+            let v = o.get(name).unwrap();
+            o.set(name, &v).unwrap();
+        }
+        assert_eq!(o, SearchOptions::BASELINE);
+        o.parse_list("qs_threat=on, probcut probcut_margin=25").unwrap();
+        assert!(o.qs_threat && o.probcut && o.probcut_margin == 25);
+        let mut p = SearchOptions::BASELINE;
+        p.parse_list(&o.to_string()).unwrap();
+        assert_eq!(p, o);
+    }
+
+    #[test]
+    fn bad_names_and_values_are_named() {
+        let mut o = SearchOptions::default();
+        let e = o.set("nullmove", "on").unwrap_err().to_string();
+        assert!(e.contains("nullmove") && e.contains("qs_threat"), "{e}");
+        let e = o.set("probcut", "maybe").unwrap_err().to_string();
+        assert!(e.contains("probcut") && e.contains("maybe"), "{e}");
+        let e = o.set("probcut_margin", "-3").unwrap_err().to_string();
+        assert!(e.contains("-3"), "{e}");
+        assert_eq!(o, SearchOptions::default());
+    }
+}
