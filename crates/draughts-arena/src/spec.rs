@@ -211,6 +211,7 @@ const ALPHABETA_KEYS: &[&str] = &[
     "probcut",
     "probcut_margin",
     "lmr_early",
+    "time_policy",
     "name",
 ];
 const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "name"];

@@ -38,6 +38,29 @@ pub struct Common {
     /// Time per move in milliseconds (exceeding it loses the game); 0 for none.
     #[arg(long, default_value_t = 0)]
     move_time: u64,
+    /// A game clock per player, `BASE+INC` in seconds (`60+0.5`: a minute for the game and half
+    /// a second added after each move); running out loses the game. Alpha-beta players then
+    /// manage their clock (give them no `movetime`, e.g. `alphabeta:depth=100`).
+    #[arg(long, value_name = "BASE+INC")]
+    clock: Option<String>,
+}
+
+/// Parses `BASE+INC` (seconds, `60+0.5`; `+INC` may be left out).
+fn parse_clock(text: &str) -> anyhow::Result<(std::time::Duration, std::time::Duration)> {
+    let bad = |why: &str| bad_input(format!("--clock `{text}`: {why} (expected BASE+INC in seconds, e.g. 60+0.5)"));
+    let (base, inc) = text.trim().split_once('+').unwrap_or((text.trim(), "0"));
+    let secs = |s: &str, what: &str| -> anyhow::Result<std::time::Duration> {
+        let v: f64 = s.trim().parse().map_err(|_| bad(&format!("the {what} `{s}` is not a number")))?;
+        if !v.is_finite() || !(0.0..=86_400.0).contains(&v) {
+            return Err(bad(&format!("the {what} must be from 0 to 86400 seconds")));
+        }
+        Ok(std::time::Duration::from_secs_f64(v))
+    };
+    let (base, inc) = (secs(base, "base")?, secs(inc, "increment")?);
+    if base.is_zero() {
+        return Err(bad("the base must be more than 0"));
+    }
+    Ok((base, inc))
 }
 
 impl Common {
@@ -50,11 +73,16 @@ impl Common {
         if openings.is_empty() {
             return Err(bad_input("the openings file holds no opening"));
         }
-        let time = if self.move_time == 0 {
+        let mut time = if self.move_time == 0 {
             TimeControl::NONE
         } else {
             TimeControl { move_limit: Some(std::time::Duration::from_millis(self.move_time)), ..TimeControl::NONE }
         };
+        if let Some(c) = &self.clock {
+            let (base, increment) = parse_clock(c)?;
+            time.base = Some(base);
+            time.increment = increment;
+        }
         Ok(MatchConfig {
             games,
             concurrency: self.concurrency.max(1),
@@ -321,4 +349,20 @@ pub fn run_gate_cmd(a: GateArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_clock;
+    use std::time::Duration;
+
+    #[test]
+    fn clocks() {
+        assert_eq!(parse_clock("60+0.5").unwrap(), (Duration::from_secs(60), Duration::from_millis(500)));
+        assert_eq!(parse_clock(" 5 ").unwrap(), (Duration::from_secs(5), Duration::ZERO));
+        for bad in ["", "0+1", "x+1", "60+y", "-5+1", "1e9+0", "NaN+0"] {
+            let e = parse_clock(bad).unwrap_err().to_string();
+            assert!(e.contains("--clock") && e.contains(&format!("`{bad}`")), "{bad}: {e}");
+        }
+    }
 }

@@ -80,6 +80,21 @@ pub(crate) struct TimePlan {
     pub soft: Duration,
     /// Abort the search at this time.
     pub hard: Duration,
+    /// The plan comes from a game clock (time saved now can be spent later).
+    pub clock: bool,
+}
+
+/// How the search went so far, for [`TimePlan::soft_after`].
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub(crate) struct Stability {
+    /// Changes of the best move, each halved at every later iteration (0: none lately).
+    pub instability: f64,
+    /// Iterations in a row that ended with the same best move.
+    pub same_best: u32,
+    /// How far the score fell in the last iteration (centi-men; 0 when it rose).
+    pub drop: i32,
+    /// The iteration just completed.
+    pub depth: u32,
 }
 
 /// Time kept back for the move to reach the other side (GUI, network).
@@ -90,7 +105,7 @@ impl TimePlan {
     pub fn new(limits: &Limits) -> Option<TimePlan> {
         let from_movetime = limits.movetime.map(|t| {
             let hard = t.saturating_sub(OVERHEAD / 3).max(Duration::from_millis(1));
-            TimePlan { soft: hard * 6 / 10, hard }
+            TimePlan { soft: hard * 6 / 10, hard, clock: false }
         });
         let from_clock = limits.clock.map(|c| {
             let safe = c.remaining.saturating_sub(OVERHEAD);
@@ -98,12 +113,33 @@ impl TimePlan {
             let target = (safe / mtg + c.increment * 3 / 4).min(safe);
             let cap = if mtg == 1 { safe * 9 / 10 } else { safe / 2 };
             let hard = (target * 3).min(cap).max(Duration::from_millis(1));
-            TimePlan { soft: (target / 2).min(hard), hard }
+            TimePlan { soft: (target / 2).min(hard), hard, clock: true }
         });
         match (from_movetime, from_clock) {
-            (Some(a), Some(b)) => Some(TimePlan { soft: a.soft.min(b.soft), hard: a.hard.min(b.hard) }),
+            (Some(a), Some(b)) => Some(TimePlan { soft: a.soft.min(b.soft), hard: a.hard.min(b.hard), clock: true }),
             (a, b) => a.or(b),
         }
+    }
+}
+
+impl TimePlan {
+    /// The time after which no iteration starts, given how the search went (the `time_policy`
+    /// option, with a game clock only): an unstable best move or a falling score earns up to
+    /// three times the planned time (never past `hard`); a best move that has not changed for six
+    /// iterations from depth 8 on, with a score that is not falling, stops at half of it (an
+    /// "easy move": the time saved goes to later moves).
+    pub fn soft_after(&self, s: &Stability) -> Duration {
+        if !self.clock {
+            return self.soft;
+        }
+        let mut factor = 1.0 + s.instability.min(1.5);
+        if s.drop > 30 {
+            factor += 0.5;
+        }
+        if s.same_best >= 6 && s.depth >= 8 && s.drop <= 0 && s.instability < 0.1 {
+            factor *= 0.5;
+        }
+        self.soft.mul_f64(factor).min(self.hard)
     }
 }
 
@@ -237,5 +273,28 @@ mod tests {
         // Last move before the control may use most of the time.
         let p = TimePlan::new(&clock(10_000, Some(1))).unwrap();
         assert!(p.hard > Duration::from_secs(5));
+    }
+
+    #[test]
+    fn unstable_moves_get_more_time_and_easy_moves_less() {
+        let clock = Limits {
+            clock: Some(Clock { remaining: Duration::from_secs(60), increment: Duration::from_millis(500), moves_to_go: None }),
+            ..Limits::default()
+        };
+        let p = TimePlan::new(&clock).unwrap();
+        let calm = Stability { instability: 0.0, same_best: 2, drop: 0, depth: 10 };
+        assert_eq!(p.soft_after(&calm), p.soft);
+        let unstable = Stability { instability: 1.5, same_best: 0, ..calm };
+        assert!(p.soft_after(&unstable) > p.soft.mul_f64(2.4) && p.soft_after(&unstable) <= p.hard);
+        let falling = Stability { drop: 50, ..calm };
+        assert!(p.soft_after(&falling) > p.soft);
+        let easy = Stability { same_best: 6, ..calm };
+        assert!(p.soft_after(&easy) < p.soft.mul_f64(0.6));
+        // Never past the hard limit, whatever happens.
+        let worst = Stability { instability: 9.0, same_best: 0, drop: 900, depth: 3 };
+        assert!(p.soft_after(&worst) <= p.hard);
+        // A fixed move time is not a clock: the plan does not move.
+        let fixed = TimePlan::new(&Limits::movetime(Duration::from_millis(100))).unwrap();
+        assert_eq!(fixed.soft_after(&unstable), fixed.soft);
     }
 }

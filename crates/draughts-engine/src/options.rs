@@ -30,6 +30,10 @@ pub struct SearchOptions {
     pub probcut: bool,
     /// `probcut_margin`: centi-men per ply of depth added to beta by `probcut`.
     pub probcut_margin: i32,
+    /// `time_policy`: with a game clock, more time when the best move changes or the score
+    /// falls between iterations, less for an easy move (the same best move for six iterations);
+    /// see `TimePlan::soft_after`. No effect at a fixed time per move.
+    pub time_policy: bool,
     /// `lmr_early`: late-move reductions from depth 2 (instead of 3), and two plies at non-PV
     /// nodes from the fourth move (instead of the ninth at depth 5).
     pub lmr_early: bool,
@@ -69,11 +73,12 @@ impl SearchOptions {
         probcut: false,
         probcut_margin: 10,
         lmr_early: false,
+        time_policy: false,
     };
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 7] =
-        ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early"];
+    pub const NAMES: [&'static str; 8] =
+        ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early", "time_policy"];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
     /// number for `probcut_margin`.
@@ -95,6 +100,7 @@ impl SearchOptions {
             "single_reply" => self.single_reply = switch()?,
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
+            "time_policy" => self.time_policy = switch()?,
             "probcut_margin" => {
                 self.probcut_margin = value
                     .parse::<i32>()
@@ -117,6 +123,7 @@ impl SearchOptions {
             "single_reply" => s(self.single_reply),
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
+            "time_policy" => s(self.time_policy),
             "probcut_margin" => self.probcut_margin.to_string(),
             _ => return None,
         })

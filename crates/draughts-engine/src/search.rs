@@ -32,7 +32,7 @@ use smallvec::SmallVec;
 
 use crate::eval::{Evaluator, Weights};
 use crate::evaluation::{Evaluation, HandMade, Learned};
-use crate::limits::{Limits, TimePlan};
+use crate::limits::{Limits, Stability, TimePlan};
 use crate::options::SearchOptions;
 use crate::tt::{Bound, TranspositionTable, TtError, TtMove};
 
@@ -395,6 +395,7 @@ fn run<E: Evaluation>(
         let mut score = s.ev.evaluate(0, &pos).0;
         let mut pv = vec![best];
         let mut done_depth = 0;
+        let mut stability = Stability::default();
 
         for depth in 1..=max_depth as i32 {
             s.iter_best = None;
@@ -428,6 +429,13 @@ fn run<E: Evaluation>(
                 break;
             }
             done_depth = depth as u32;
+            if done_depth > 1 {
+                let changed = root_moves[0] != best;
+                stability.instability = stability.instability / 2.0 + changed as u8 as f64;
+                stability.same_best = if changed { 0 } else { stability.same_best + 1 };
+                stability.drop = (score - iter_score).max(0);
+            }
+            stability.depth = done_depth;
             score = iter_score;
             best = root_moves[0];
             pv = s.t.pv[0].clone();
@@ -446,7 +454,8 @@ fn run<E: Evaluation>(
                 pv: pv.clone(),
             });
             if let Some(plan) = plan {
-                if time >= plan.soft || root_moves.len() == 1 {
+                let soft = if opts.time_policy { plan.soft_after(&stability) } else { plan.soft };
+                if time >= soft || root_moves.len() == 1 {
                     break;
                 }
             }
