@@ -212,6 +212,7 @@ const ALPHABETA_KEYS: &[&str] = &[
     "probcut_margin",
     "lmr_early",
     "time_policy",
+    "drawish",
     "name",
 ];
 const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "name"];

@@ -35,8 +35,8 @@ pub struct Args {
     #[arg(long)]
     model: Option<std::path::PathBuf>,
     /// Search options as NAME=VALUE (repeatable, or comma-separated): full_time, qs_threat,
-    /// qs_promotions, single_reply, probcut, lmr_early, time_policy (on/off) and probcut_margin
-    /// (centi-men).
+    /// qs_promotions, single_reply, probcut, lmr_early, time_policy, drawish (on/off) and
+    /// probcut_margin (centi-men).
     #[arg(long = "opt", value_name = "NAME=VALUE")]
     opts: Vec<String>,
 }

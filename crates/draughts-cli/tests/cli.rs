@@ -139,6 +139,31 @@ fn hub_session_answers_with_a_legal_move() {
     assert!(start.parse_hub_move(mv).is_ok(), "{mv} is not legal from the start");
 }
 
+#[test]
+fn search_options_by_name_in_search_and_hub() {
+    // `search --opt`: the same position, options on, still a legal best move; bad names and
+    // values exit 2 naming them.
+    let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "6", "--opt", "probcut=on,single_reply=on", "--opt", "qs_threat"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).lines().last().is_some_and(|l| l.starts_with("bestmove ")), "{}", stdout(&o));
+    let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "2", "--opt", "nullmove=on"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nullmove") && stderr(&o).contains("probcut"), "{}", stderr(&o));
+    let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "2", "--opt", "probcut_margin=lots"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("lots"), "{}", stderr(&o));
+    // Hub: every option is a parameter, set before init.
+    let input = "hub\nset-param name=probcut value=true\nset-param name=probcut_margin value=20\nset-param name=qs_threat value=maybe\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel depth=4\ngo think\nquit\n";
+    let o = draughts(&["hub", "--level", "hard"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for name in ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early", "time_policy", "drawish"] {
+        assert!(out.lines().any(|l| l.starts_with("param ") && l.contains(&format!("name={name} "))), "no param {name}: {out}");
+    }
+    assert!(out.lines().any(|l| l.starts_with("error") && l.contains("maybe")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("done move=")), "{out}");
+}
+
 /// A DXP follower (`draughts dxp --listen 0` + `args`) once it listens: the child, the address
 /// it printed, and a thread that collects the rest of its standard output. (Waiting on the line
 /// rather than retrying a connection or sleeping: the follower may take seconds to start on a

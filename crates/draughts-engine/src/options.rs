@@ -30,6 +30,10 @@ pub struct SearchOptions {
     pub probcut: bool,
     /// `probcut_margin`: centi-men per ply of depth added to beta by `probcut`.
     pub probcut_margin: i32,
+    /// `drawish`: the static score is shrunk in material that often draws (by 8 when the side
+    /// ahead has at most three pieces against a king, by 2 with kings on both sides, as many of
+    /// them, and men within one), as Scan does.
+    pub drawish: bool,
     /// `time_policy`: with a game clock, more time when the best move changes or the score
     /// falls between iterations, less for an easy move (the same best move for six iterations);
     /// see `TimePlan::soft_after`. No effect at a fixed time per move.
@@ -74,11 +78,21 @@ impl SearchOptions {
         probcut_margin: 10,
         lmr_early: false,
         time_policy: false,
+        drawish: false,
     };
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 8] =
-        ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early", "time_policy"];
+    pub const NAMES: [&'static str; 9] = [
+        "full_time",
+        "qs_threat",
+        "qs_promotions",
+        "single_reply",
+        "probcut",
+        "probcut_margin",
+        "lmr_early",
+        "time_policy",
+        "drawish",
+    ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
     /// number for `probcut_margin`.
@@ -101,6 +115,7 @@ impl SearchOptions {
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
             "time_policy" => self.time_policy = switch()?,
+            "drawish" => self.drawish = switch()?,
             "probcut_margin" => {
                 self.probcut_margin = value
                     .parse::<i32>()
@@ -124,6 +139,7 @@ impl SearchOptions {
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
             "time_policy" => s(self.time_policy),
+            "drawish" => s(self.drawish),
             "probcut_margin" => self.probcut_margin.to_string(),
             _ => return None,
         })
