@@ -44,8 +44,9 @@ pub struct SearchOptions {
 }
 
 impl Default for SearchOptions {
+    /// [`SearchOptions::DEFAULT`].
     fn default() -> SearchOptions {
-        SearchOptions::BASELINE
+        SearchOptions::DEFAULT
     }
 }
 
@@ -80,6 +81,10 @@ impl SearchOptions {
         time_policy: false,
         drawish: false,
     };
+
+    /// The engine's defaults: the techniques that gained in matches (ARCHITECTURE.md, "Search
+    /// options").
+    pub const DEFAULT: SearchOptions = SearchOptions { probcut: true, single_reply: false, ..SearchOptions::BASELINE };
 
     /// The names [`SearchOptions::set`] takes.
     pub const NAMES: [&'static str; 9] = [
