@@ -10,6 +10,8 @@
 //! - Late quiet moves are searched one ply shallower (and re-searched at full depth when they
 //!   beat alpha), except moves that let the opponent capture: those are the sacrifices every
 //!   combination starts with, and they get the full depth.
+//! - ProbCut at non-PV nodes of depth 3 or more without a capture to make, and the other
+//!   techniques of [`SearchOptions`], each switched by name (off unless a match showed a gain).
 //! - Draws inside the search: repetition (a position met again since the last irreversible move:
 //!   twice inside the search tree, or as often as the rules say counting the game's earlier
 //!   moves), and every draw-rule counter of [`Rules`], kept per node as the game keeps them. A
