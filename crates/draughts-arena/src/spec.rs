@@ -196,25 +196,17 @@ pub enum SpecErrorKind {
 }
 
 const RANDOM_KEYS: &[&str] = &["seed", "name"];
-/// The limits, the model, the table size and every name of [`SearchOptions::NAMES`] (a test
-/// checks that none is missing).
-const ALPHABETA_KEYS: &[&str] = &[
-    "depth",
-    "nodes",
-    "movetime",
-    "model",
-    "hash",
-    "full_time",
-    "qs_threat",
-    "qs_promotions",
-    "single_reply",
-    "probcut",
-    "probcut_margin",
-    "lmr_early",
-    "time_policy",
-    "drawish",
-    "name",
-];
+/// The limits, the model, the table size, then every name of [`SearchOptions::NAMES`].
+const ALPHABETA_KEYS: &[&str] = &{
+    const BASE: [&str; 6] = ["depth", "nodes", "movetime", "model", "hash", "name"];
+    let mut keys = [""; BASE.len() + SearchOptions::NAMES.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = if i < BASE.len() { BASE[i] } else { SearchOptions::NAMES[i - BASE.len()] };
+        i += 1;
+    }
+    keys
+};
 const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "name"];
 const POLICY_KEYS: &[&str] = &["model", "name"];
 const HUB_KEYS: &[&str] = &["cmd", "depth", "nodes", "movetime", "history", "name"];
