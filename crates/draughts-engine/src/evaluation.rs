@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use draughts_core::{Bitboard, Color, Direction, Move, Position};
-use draughts_nnue::{Accumulator, Network, Scratch};
+use draughts_nnue::{Accumulator, Network, Precision, Scratch};
 
 use crate::eval::Evaluator;
 use crate::search::{MATE, MATE_BOUND, MAX_PLY};
@@ -99,6 +99,23 @@ impl Learned {
     /// The network.
     pub fn network(&self) -> &Arc<Network> {
         &self.net
+    }
+
+    /// Evaluates in `precision` from the next [`Evaluation::set_root`] on (in float when the
+    /// network cannot be quantised).
+    pub fn set_precision(&mut self, precision: Precision) {
+        let precision = self.net.supported(precision);
+        if self.accs[0].precision() != precision {
+            for acc in &mut self.accs {
+                *acc = self.net.new_accumulator_with(precision);
+            }
+            self.fresh.fill(false);
+        }
+    }
+
+    /// The precision in use.
+    pub fn precision(&self) -> Precision {
+        self.accs[0].precision()
     }
 
     /// The score of `pos` from scratch (no search state needed).

@@ -41,6 +41,10 @@ pub struct SearchOptions {
     /// `lmr_early`: late-move reductions from depth 2 (instead of 3), and two plies at non-PV
     /// nodes from the fourth move (instead of the ninth at depth 5).
     pub lmr_early: bool,
+    /// `quantised`: a learned evaluation runs its quantised network (16-bit accumulator, 8-bit
+    /// dense layers; `draughts_nnue::Precision::Int8`) instead of the float one. No effect on
+    /// the hand-made evaluation, nor on a network that cannot be quantised.
+    pub quantised: bool,
 }
 
 impl Default for SearchOptions {
@@ -80,14 +84,16 @@ impl SearchOptions {
         lmr_early: false,
         time_policy: false,
         drawish: false,
+        quantised: false,
     };
 
     /// The engine's defaults: the techniques that gained in matches (ARCHITECTURE.md, "Search
     /// options").
-    pub const DEFAULT: SearchOptions = SearchOptions { probcut: true, single_reply: false, ..SearchOptions::BASELINE };
+    pub const DEFAULT: SearchOptions =
+        SearchOptions { probcut: true, single_reply: false, quantised: true, ..SearchOptions::BASELINE };
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -97,6 +103,7 @@ impl SearchOptions {
         "lmr_early",
         "time_policy",
         "drawish",
+        "quantised",
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
@@ -121,6 +128,7 @@ impl SearchOptions {
             "lmr_early" => self.lmr_early = switch()?,
             "time_policy" => self.time_policy = switch()?,
             "drawish" => self.drawish = switch()?,
+            "quantised" => self.quantised = switch()?,
             "probcut_margin" => {
                 self.probcut_margin = value
                     .parse::<i32>()
@@ -145,6 +153,7 @@ impl SearchOptions {
             "lmr_early" => s(self.lmr_early),
             "time_policy" => s(self.time_policy),
             "drawish" => s(self.drawish),
+            "quantised" => s(self.quantised),
             "probcut_margin" => self.probcut_margin.to_string(),
             _ => return None,
         })

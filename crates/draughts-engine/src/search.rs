@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use draughts_core::{Bitboard, Color, Game, Move, MoveList, Outcome, Position, Rules};
-use draughts_nnue::Network;
+use draughts_nnue::{Network, Precision};
 use smallvec::SmallVec;
 
 use crate::eval::{Evaluator, Weights};
@@ -285,7 +285,10 @@ impl Engine {
         let Engine { tt, tables, evaluator, learned, config } = self;
         let opts = config.options;
         match learned {
-            Some(l) => run(tt, tables, l, opts, game, limits, stop, on_iteration),
+            Some(l) => {
+                l.set_precision(if opts.quantised { Precision::Int8 } else { Precision::Float });
+                run(tt, tables, l, opts, game, limits, stop, on_iteration)
+            }
             None => run(tt, tables, HandMade(evaluator), opts, game, limits, stop, on_iteration),
         }
     }
@@ -294,7 +297,10 @@ impl Engine {
     /// search.
     pub fn static_eval(&mut self, pos: &Position) -> i32 {
         match &mut self.learned {
-            Some(l) => l.evaluate_position(pos),
+            Some(l) => {
+                l.set_precision(if self.config.options.quantised { Precision::Int8 } else { Precision::Float });
+                l.evaluate_position(pos)
+            }
             None => self.evaluator.evaluate(pos),
         }
     }

@@ -9,7 +9,7 @@ use draughts_core::{Game, Position, Rules};
 use draughts_engine::{bench_with, Engine, EngineConfig, Evaluation, Learned, Limits, BENCH_POSITIONS};
 use draughts_model::NetConfig;
 use draughts_nnue::testing::{random_tensors, write_checkpoint};
-use draughts_nnue::Network;
+use draughts_nnue::{Network, Precision};
 
 fn network(dir: &std::path::Path) -> Arc<Network> {
     let arch = NetConfig { accumulator: 32, hidden: vec![8, 8], ..NetConfig::sparse() };
@@ -18,10 +18,19 @@ fn network(dir: &std::path::Path) -> Arc<Network> {
 
 #[test]
 fn lazy_updates_give_the_scores_of_fresh_evaluations() {
+    for precision in [Precision::Float, Precision::Int8] {
+        lazy_updates_in(precision);
+    }
+}
+
+fn lazy_updates_in(precision: Precision) {
     let dir = tempfile::tempdir().unwrap();
     let net = network(dir.path());
     let mut lazy = Learned::new(net.clone());
     let mut fresh = Learned::new(net);
+    lazy.set_precision(precision);
+    fresh.set_precision(precision);
+    assert_eq!(lazy.precision(), precision);
     // Walk random lines with skipped evaluations, as a search does.
     let mut state = 5u64;
     let mut rand = move |n: usize| {
@@ -77,12 +86,18 @@ fn lazy_updates_give_the_scores_of_fresh_evaluations() {
 fn learned_searches_are_deterministic_and_differ_from_the_hand_made_ones() {
     let dir = tempfile::tempdir().unwrap();
     let net = network(dir.path());
-    let a = bench_with(EngineConfig::learned(net.clone()), 5);
-    let b = bench_with(EngineConfig::learned(net), 5);
-    assert_eq!(a.nodes, b.nodes);
-    for (x, y) in a.per_position.iter().zip(&b.per_position) {
-        assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
+    // The quantised network (the default) and the float one.
+    let mut float = EngineConfig::learned(net.clone());
+    float.options.quantised = false;
+    for config in [EngineConfig::learned(net.clone()), float] {
+        let a = bench_with(config.clone(), 5);
+        let b = bench_with(config, 5);
+        assert_eq!(a.nodes, b.nodes);
+        for (x, y) in a.per_position.iter().zip(&b.per_position) {
+            assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
+        }
     }
+    let a = bench_with(EngineConfig::learned(net), 5);
     let hand = draughts_engine::bench(5);
     assert_ne!(a.nodes, hand.nodes, "a random network searches another tree");
     // Every bench position still gets a legal move.

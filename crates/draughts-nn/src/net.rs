@@ -289,7 +289,35 @@ impl Net {
             Body::Sparse(sp) => sp.forward(xs),
         }
     }
+
+    /// Keeps a sparse net's weights inside what its quantised form (`draughts_nnue`,
+    /// `Precision::Int8`) holds well: first-layer weights and biases within
+    /// ±[`FT_WEIGHT_LIMIT`] (so no 16-bit accumulator entry can overflow:
+    /// 50 squares x 4 + 4 < 32767 / 127), hidden-layer weights within ±[`HIDDEN_WEIGHT_LIMIT`]
+    /// (each output's 8-bit scale is then at least Stockfish's 64). The trainer calls it after
+    /// every step; a ResNet is left alone.
+    pub fn clamp_to_quantisable(&mut self) -> Result<(), NetError> {
+        let Body::Sparse(sp) = &mut self.body else {
+            return Ok(());
+        };
+        tch::no_grad(|| -> Result<(), NetError> {
+            let _ = sp.ft.ws.f_clamp_(-FT_WEIGHT_LIMIT, FT_WEIGHT_LIMIT)?;
+            if let Some(b) = &mut sp.ft.bs {
+                let _ = b.f_clamp_(-FT_WEIGHT_LIMIT, FT_WEIGHT_LIMIT)?;
+            }
+            for layer in &mut sp.hidden {
+                let _ = layer.ws.f_clamp_(-HIDDEN_WEIGHT_LIMIT, HIDDEN_WEIGHT_LIMIT)?;
+            }
+            Ok(())
+        })
+    }
 }
+
+/// Largest first-layer weight or bias of a sparse net in training (see
+/// [`Net::clamp_to_quantisable`]).
+pub const FT_WEIGHT_LIMIT: f64 = 4.0;
+/// Largest hidden-layer weight of a sparse net in training: 127 / 64.
+pub const HIDDEN_WEIGHT_LIMIT: f64 = 127.0 / 64.0;
 
 impl Resnet {
     fn new(root: &nn::Path<'_>, config: &NetConfig) -> Resnet {

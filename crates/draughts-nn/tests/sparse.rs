@@ -146,3 +146,36 @@ fn native_inference_matches_libtorch_on_real_games() {
         }
     }
 }
+
+#[test]
+fn training_keeps_sparse_weights_inside_the_quantised_range() {
+    use draughts_nn::net::{FT_WEIGHT_LIMIT, HIDDEN_WEIGHT_LIMIT};
+    let arch = common::tiny_sparse_config(false);
+    let mut net = Net::new(&arch, Device::Cpu, 5).unwrap();
+    // Weights far outside the range, as a diverging step could leave them.
+    tch::no_grad(|| {
+        for (name, mut t) in net.var_store().variables() {
+            if name.starts_with("ft.") || (name.starts_with('l') && name.ends_with("weight")) {
+                let _ = t.fill_(-9.0);
+            }
+        }
+    });
+    net.clamp_to_quantisable().unwrap();
+    for (name, t) in net.var_store().variables() {
+        let largest = f64::try_from(t.abs().max()).unwrap();
+        let limit = if name.starts_with("ft.") {
+            FT_WEIGHT_LIMIT
+        } else if name.starts_with('l') && name.ends_with("weight") {
+            HIDDEN_WEIGHT_LIMIT
+        } else {
+            continue;
+        };
+        assert!((largest - limit).abs() < 1e-6, "{name}: {largest} (limit {limit})");
+    }
+    // A checkpoint of the clamped net quantises (its accumulator cannot overflow 16 bits).
+    let dir = tempfile::tempdir().unwrap();
+    let info = CheckpointInfo { name: "clamped".into(), step: 1, rules: "fmjd".into(), seed: 5, parent: None };
+    let meta = checkpoint::save(&net, dir.path(), &info).unwrap();
+    let native = Network::load(&checkpoint::sidecar_path(dir.path(), &meta.model_id)).unwrap();
+    native.quantisation().unwrap();
+}

@@ -1,48 +1,121 @@
 //! The accumulator: the first layer's output for both points of view, in fixed point.
 
-use draughts_core::Color;
-
 use crate::kernels::Aligned;
 
-/// The first layer's output for White's point of view, then Black's (`2 * width` values, each
-/// the layer's output times [`crate::Q`]). Updated move by move with
+/// How a network evaluates: the reference (`Float`) or the quantised network (`Int8`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// A 32-bit accumulator (first-layer weights times [`crate::Q`] = 2^16) and `f32` dense
+    /// layers: within float rounding of the libtorch forward. MCTS and the tests against
+    /// libtorch use it.
+    #[default]
+    Float,
+    /// A 16-bit accumulator, activations in bytes (0..=127) and 8-bit dense weights with a
+    /// scale per output (see `crate::network`, "Quantisation"): the alpha-beta engine's default.
+    Int8,
+}
+
+impl Precision {
+    /// `float` or `int8`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Float => "float",
+            Precision::Int8 => "int8",
+        }
+    }
+}
+
+/// The first layer's output for White's point of view, then Black's (`2 * width` values). In
+/// [`Precision::Float`] each value is the layer's output times [`crate::Q`] (`i32`); in
+/// [`Precision::Int8`] times the network's 16-bit scale (`i16`). Updated move by move with
 /// [`crate::Network::update`]; equal, bit for bit, to [`crate::Network::refresh`] of the same
 /// position whatever moves led there.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Accumulator {
-    values: Aligned<i32>,
+    values: Values,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Values {
+    Wide(Aligned<i32>),
+    Narrow(Aligned<i16>),
+}
+
+impl Default for Values {
+    fn default() -> Values {
+        Values::Wide(Aligned::default())
+    }
 }
 
 impl Accumulator {
-    pub(crate) fn zeros(width: usize) -> Accumulator {
-        Accumulator { values: Aligned::zeros(2 * width) }
+    pub(crate) fn zeros(width: usize, precision: Precision) -> Accumulator {
+        let mut acc = Accumulator::default();
+        acc.resize(width, precision);
+        acc
     }
 
-    pub(crate) fn resize(&mut self, width: usize) {
-        self.values.resize(2 * width);
-    }
-
-    /// All values: White's point of view, then Black's.
-    pub fn values(&self) -> &[i32] {
-        &self.values
-    }
-
-    pub(crate) fn values_mut(&mut self) -> &mut [i32] {
-        &mut self.values
-    }
-
-    /// The half of one point of view.
-    pub fn perspective(&self, color: Color) -> &[i32] {
-        let a = self.values.len() / 2;
-        match color {
-            Color::White => &self.values[..a],
-            Color::Black => &self.values[a..],
+    /// Sizes the accumulator for `width` values per point of view in `precision` (values are
+    /// kept when nothing changes).
+    pub(crate) fn resize(&mut self, width: usize, precision: Precision) {
+        match (&mut self.values, precision) {
+            (Values::Wide(v), Precision::Float) => v.resize(2 * width),
+            (Values::Narrow(v), Precision::Int8) => v.resize(2 * width),
+            (_, Precision::Float) => self.values = Values::Wide(Aligned::zeros(2 * width)),
+            (_, Precision::Int8) => self.values = Values::Narrow(Aligned::zeros(2 * width)),
         }
     }
 
-    /// Copies `other` into `self` (same width), without allocating once sized.
+    /// The precision of its values.
+    pub fn precision(&self) -> Precision {
+        match self.values {
+            Values::Wide(_) => Precision::Float,
+            Values::Narrow(_) => Precision::Int8,
+        }
+    }
+
+    /// All values of a [`Precision::Float`] accumulator (White's point of view, then Black's);
+    /// empty in the other precision.
+    pub fn values(&self) -> &[i32] {
+        match &self.values {
+            Values::Wide(v) => v,
+            Values::Narrow(_) => &[],
+        }
+    }
+
+    /// All values of a [`Precision::Int8`] accumulator; empty in the other precision.
+    pub fn narrow_values(&self) -> &[i16] {
+        match &self.values {
+            Values::Narrow(v) => v,
+            Values::Wide(_) => &[],
+        }
+    }
+
+    pub(crate) fn values_mut(&mut self) -> &mut [i32] {
+        match &mut self.values {
+            Values::Wide(v) => v,
+            Values::Narrow(_) => &mut [],
+        }
+    }
+
+    pub(crate) fn narrow_values_mut(&mut self) -> &mut [i16] {
+        match &mut self.values {
+            Values::Narrow(v) => v,
+            Values::Wide(_) => &mut [],
+        }
+    }
+
+    /// Copies `other` into `self`, without allocating once sized.
     pub fn copy_from(&mut self, other: &Accumulator) {
-        self.values.resize(other.values.len());
-        self.values.copy_from_slice(&other.values);
+        match (&mut self.values, &other.values) {
+            (Values::Wide(a), Values::Wide(b)) => {
+                a.resize(b.len());
+                a.copy_from_slice(b);
+            }
+            (Values::Narrow(a), Values::Narrow(b)) => {
+                a.resize(b.len());
+                a.copy_from_slice(b);
+            }
+            _ => *self = other.clone(),
+        }
     }
 }

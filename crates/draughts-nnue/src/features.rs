@@ -84,6 +84,17 @@ impl Delta {
     pub fn removed(&self) -> &[u16] {
         &self.removed[..self.removed_len as usize]
     }
+
+    /// The same change seen from the other point of view ([`mirror_feature`] of each).
+    #[inline]
+    pub fn mirrored(&self) -> Delta {
+        let mut d = self.clone();
+        d.added[0] = mirror_feature(d.added[0] as usize) as u16;
+        for f in &mut d.removed[..self.removed_len as usize] {
+            *f = mirror_feature(*f as usize) as u16;
+        }
+        d
+    }
 }
 
 /// The features `mv`, played in `before`, changes from `perspective`'s point of view.
@@ -164,6 +175,7 @@ mod tests {
                 let after = pos.play(&mv);
                 for p in [Color::White, Color::Black] {
                     let d = move_delta(&pos, &mv, p);
+                    assert_eq!(move_delta(&pos, &mv, !p), d.mirrored());
                     let mut counts = vec![0i32; FEATURES];
                     for f in active(&pos, p) {
                         counts[f] += 1;

@@ -35,9 +35,10 @@ pub mod features;
 mod kernels;
 pub mod network;
 pub mod policy;
+mod quant;
 pub mod testing;
 
-pub use accumulator::Accumulator;
+pub use accumulator::{Accumulator, Precision};
 pub use kernels::{Simd, Q};
 pub use network::{tensor_shapes, LoadError, Network, Output, Scratch};
 pub use policy::POLICY_SIZE;

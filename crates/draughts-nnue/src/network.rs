@@ -25,19 +25,23 @@
 //! scratch, whatever the path. Everything after it is `f32`. Against the `f32` libtorch forward
 //! the difference is the rounding of the first-layer weights (at most 2^-17 each) plus float
 //! rounding; the tests bound it on real positions.
+//!
+//! That is [`Precision::Float`], the reference. Every network is also quantised at load
+//! ([`Precision::Int8`]: 16-bit accumulator, byte activations, 8-bit dense weights; see
+//! `crate::quant` for the scheme): an accumulator made with [`Network::new_accumulator_with`]
+//! in that precision is refreshed, updated and evaluated with the integer kernels. The
+//! alpha-beta engine uses it; MCTS and the comparisons with libtorch use the float network.
 
 use std::path::{Path, PathBuf};
 
 use draughts_core::{Color, Move, Position};
-use draughts_model::{
-    read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind,
-    ResolveError,
-};
+use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
-use crate::accumulator::Accumulator;
+use crate::accumulator::{Accumulator, Precision};
 use crate::features::{for_each_active, move_delta, FEATURES, MAX_ACTIVE, SQUARES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
+use crate::quant::{FloatLayers, Quantised};
 
 /// Why a network could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -112,6 +116,12 @@ pub struct Scratch {
     h0: Aligned<f32>,
     a: Aligned<f32>,
     b: Aligned<f32>,
+    /// The quantised network's clipped accumulator and layer outputs.
+    h8: Aligned<u8>,
+    a8: Aligned<u8>,
+    b8: Aligned<u8>,
+    /// The precision of the last evaluation (`h0` or `h8` holds its first layer).
+    last: Precision,
     indices: Vec<u16>,
     acc: Option<Accumulator>,
 }
@@ -133,6 +143,8 @@ pub struct Network {
     /// Policy weights as stored (`[2500, 2A]`, one row per logit) and biases.
     policy_w: Aligned<f32>,
     policy_b: Vec<f32>,
+    /// The quantised layers, or why the network could not be quantised.
+    quant: Result<Quantised, String>,
     kernels: Kernels,
 }
 
@@ -207,6 +219,7 @@ impl Network {
                 return Err(LoadError::TooLarge { path: path.to_path_buf(), output: k, bound });
             }
         }
+        let mut layers = FloatLayers { width: a, features: FEATURES, ft_w: &w, ft_b: &b, hidden: Vec::new(), wdl: (&[], &[]), moves_left: None };
         let fixed = |x: f32| (x as f64 * Q as f64).round() as i32;
         let mut ft_w = Aligned::zeros(FEATURES * a);
         for k in 0..a {
@@ -236,6 +249,26 @@ impl Network {
         }
         let wdl = dense("wdl", inputs, 3);
         let moves_left = arch.moves_left_head.then(|| dense("moves_left", inputs, 1));
+        // The quantised layers, from the float tensors in PyTorch's layout.
+        let rows = |d: &Dense| -> Vec<f32> {
+            if d.outputs % 8 != 0 {
+                return d.w.to_vec();
+            }
+            let mut t = vec![0.0; d.w.len()];
+            for k in 0..d.outputs {
+                for j in 0..d.inputs {
+                    t[k * d.inputs + j] = d.w[j * d.outputs + k];
+                }
+            }
+            t
+        };
+        let hidden_rows: Vec<Vec<f32>> = hidden.iter().map(rows).collect();
+        let wdl_rows = rows(&wdl);
+        let ml_rows = moves_left.as_ref().map(rows);
+        layers.hidden = hidden.iter().zip(&hidden_rows).map(|(d, r)| (&r[..], &d.b[..], d.outputs)).collect();
+        layers.wdl = (&wdl_rows, &wdl.b);
+        layers.moves_left = moves_left.as_ref().zip(ml_rows.as_ref()).map(|(d, r)| (&r[..], &d.b[..]));
+        let quant = Quantised::new(&layers);
         Ok(Network {
             model_id: meta.model_id.clone(),
             checksum: meta.weights.fnv1a64.clone(),
@@ -248,6 +281,7 @@ impl Network {
             moves_left,
             policy_w: Aligned::from_slice(&take("policy.weight")),
             policy_b: take("policy.bias"),
+            quant,
             kernels: Kernels::detect(Simd::Auto),
         })
     }
@@ -285,15 +319,44 @@ impl Network {
             + self.policy_b.len()
     }
 
-    /// An accumulator of the right size (zeros: call [`Network::refresh`] before use).
+    /// A [`Precision::Float`] accumulator of the right size (zeros: call [`Network::refresh`]
+    /// before use).
     pub fn new_accumulator(&self) -> Accumulator {
-        Accumulator::zeros(self.width)
+        Accumulator::zeros(self.width, Precision::Float)
     }
 
-    /// Computes `acc` for `pos` from scratch.
+    /// An accumulator in `precision`, or in [`Precision::Float`] when the network could not be
+    /// quantised ([`Network::quantisation`] says why). Refreshing, updating and evaluating it
+    /// use its precision.
+    pub fn new_accumulator_with(&self, precision: Precision) -> Accumulator {
+        Accumulator::zeros(self.width, self.supported(precision))
+    }
+
+    /// `precision`, or [`Precision::Float`] when the network cannot run in it.
+    pub fn supported(&self, precision: Precision) -> Precision {
+        match precision {
+            Precision::Int8 if self.quant.is_ok() => Precision::Int8,
+            _ => Precision::Float,
+        }
+    }
+
+    /// `Ok` when the network runs quantised ([`Precision::Int8`]), or why it cannot (its first
+    /// layer's outputs could overflow a 16-bit accumulator).
+    pub fn quantisation(&self) -> Result<(), &str> {
+        self.quant.as_ref().map(|_| ()).map_err(String::as_str)
+    }
+
+    /// The quantised layers of an `Int8` accumulator (which only [`Network::new_accumulator_with`]
+    /// makes, and only when they exist).
+    fn quantised(&self) -> &Quantised {
+        self.quant.as_ref().expect("int8 accumulators exist only for quantised networks")
+    }
+
+    /// Computes `acc` for `pos` from scratch, in the accumulator's precision.
     pub fn refresh(&self, pos: &Position, acc: &mut Accumulator) {
         let a = self.width;
-        acc.resize(a);
+        let precision = self.supported(acc.precision());
+        acc.resize(a, precision);
         let mut active = [0u16; MAX_ACTIVE];
         for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
             let mut n = 0;
@@ -303,21 +366,43 @@ impl Network {
                     n += 1;
                 }
             });
-            let half = &mut acc.values_mut()[p * a..(p + 1) * a];
-            (self.kernels.update)(half, &self.ft_b, &self.ft_w, &active[..n], &[]);
+            match precision {
+                Precision::Float => {
+                    let half = &mut acc.values_mut()[p * a..(p + 1) * a];
+                    (self.kernels.update)(half, &self.ft_b, &self.ft_w, &active[..n], &[]);
+                }
+                Precision::Int8 => {
+                    let q = self.quantised();
+                    let half = &mut acc.narrow_values_mut()[p * a..(p + 1) * a];
+                    (self.kernels.update16)(half, &q.ft_b, &q.ft_w, &active[..n], &[]);
+                }
+            }
         }
     }
 
     /// Sets `child` to the accumulator of `before.play(mv)`, given `parent`, the accumulator of
-    /// `before`: one pass over each half, adding and subtracting the few rows the move changes.
+    /// `before` (`child` takes its precision): one pass over each half, adding and subtracting
+    /// the few rows the move changes.
     pub fn update(&self, parent: &Accumulator, before: &Position, mv: &Move, child: &mut Accumulator) {
         let a = self.width;
-        child.resize(a);
-        for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
-            let d = move_delta(before, mv, color);
-            let src = &parent.values()[p * a..(p + 1) * a];
-            let dst = &mut child.values_mut()[p * a..(p + 1) * a];
-            (self.kernels.update)(dst, src, &self.ft_w, &d.added, d.removed());
+        let precision = parent.precision();
+        child.resize(a, precision);
+        // Black's features are White's mirrored.
+        let white = move_delta(before, mv, Color::White);
+        let black = white.mirrored();
+        for (p, d) in [white, black].iter().enumerate() {
+            match precision {
+                Precision::Float => {
+                    let src = &parent.values()[p * a..(p + 1) * a];
+                    let dst = &mut child.values_mut()[p * a..(p + 1) * a];
+                    (self.kernels.update)(dst, src, &self.ft_w, &d.added, d.removed());
+                }
+                Precision::Int8 => {
+                    let src = &parent.narrow_values()[p * a..(p + 1) * a];
+                    let dst = &mut child.narrow_values_mut()[p * a..(p + 1) * a];
+                    (self.kernels.update16)(dst, src, &self.quantised().ft_w, &d.added, d.removed());
+                }
+            }
         }
     }
 
@@ -349,8 +434,19 @@ impl Network {
         (h.iter().filter(|&&x| x == 0.0).count(), h.iter().filter(|&&x| x == 1.0).count(), h.len())
     }
 
-    /// Evaluates the position whose accumulator is `acc`, `side` to move.
+    /// Which first-layer inputs are non-zero (diagnostics).
+    pub fn nonzero_inputs(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> Vec<bool> {
+        self.first_layer(acc, side, scratch);
+        scratch.h0.iter().map(|&x| x != 0.0).collect()
+    }
+
+    /// Evaluates the position whose accumulator is `acc`, `side` to move, in the accumulator's
+    /// precision.
     pub fn evaluate(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> Output {
+        if acc.precision() == Precision::Int8 {
+            return self.evaluate_int8(acc, side, scratch);
+        }
+        scratch.last = Precision::Float;
         self.first_layer(acc, side, scratch);
         let Scratch { h0, a, b, .. } = scratch;
         let mut input: &[f32] = &h0[..];
@@ -365,6 +461,40 @@ impl Network {
         let moves_left = self.moves_left.as_ref().map(|m| {
             let mut o = [0.0f32; 1];
             self.apply(m, input, &mut o, false);
+            o[0]
+        });
+        Output { wdl_logits: z, moves_left }
+    }
+
+    /// [`Network::evaluate`] of an `Int8` accumulator.
+    fn evaluate_int8(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> Output {
+        let q = self.quantised();
+        let (a, pw) = (self.width, q.padded_width);
+        let v = acc.narrow_values();
+        let (us, them) = match side {
+            Color::White => (&v[..a], &v[a..2 * a]),
+            Color::Black => (&v[a..2 * a], &v[..a]),
+        };
+        let Scratch { h8, a8, b8, last, .. } = scratch;
+        *last = Precision::Int8;
+        if h8.len() != 2 * pw {
+            // Fresh zeros: the padding between the two halves stays 0.
+            *h8 = Aligned::zeros(2 * pw);
+        }
+        (self.kernels.crelu8)(us, &mut h8[..a], q.shift);
+        (self.kernels.crelu8)(them, &mut h8[pw..pw + a], q.shift);
+        let mut input: &[u8] = &h8[..];
+        for layer in &q.hidden {
+            a8.resize(layer.outputs);
+            (self.kernels.dense8)(input, &layer.w, &layer.b, &layer.scale, a8);
+            std::mem::swap(a8, b8);
+            input = &b8[..];
+        }
+        let mut z = [0.0f32; 3];
+        q.wdl.apply(self.kernels.dot8, input, &mut z);
+        let moves_left = q.moves_left.as_ref().map(|m| {
+            let mut o = [0.0f32; 1];
+            m.apply(self.kernels.dot8, input, &mut o);
             o[0]
         });
         Output { wdl_logits: z, moves_left }
@@ -388,6 +518,17 @@ impl Network {
     /// moves are computed: one dot product of length 2A each.
     pub fn policy(&self, side: Color, moves: &[Move], scratch: &mut Scratch, out: &mut Vec<f32>) {
         let width = 2 * self.width;
+        if scratch.last == Precision::Int8 {
+            // The quantised first layer, as the floats it stands for.
+            let q = self.quantised();
+            let (a, pw) = (self.width, q.padded_width);
+            let Scratch { h0, h8, .. } = &mut *scratch;
+            h0.resize(width);
+            for (j, &p) in q.position_of.iter().enumerate() {
+                h0[j] = h8[p] as f32 / 127.0;
+                h0[a + j] = h8[pw + p] as f32 / 127.0;
+            }
+        }
         let Scratch { h0, indices, .. } = scratch;
         indices.clear();
         indices.extend(moves.iter().map(|m| move_index(side, m) as u16));
@@ -401,7 +542,20 @@ impl Network {
     /// Evaluates `pos` from scratch: the output and the policy over `moves` (its legal moves)
     /// in `policy`.
     pub fn evaluate_position(&self, pos: &Position, moves: &[Move], scratch: &mut Scratch, policy: &mut Vec<f32>) -> Output {
-        let mut acc = scratch.acc.take().unwrap_or_else(|| self.new_accumulator());
+        self.evaluate_position_with(Precision::Float, pos, moves, scratch, policy)
+    }
+
+    /// [`Network::evaluate_position`] in `precision` (when the network supports it).
+    pub fn evaluate_position_with(
+        &self,
+        precision: Precision,
+        pos: &Position,
+        moves: &[Move],
+        scratch: &mut Scratch,
+        policy: &mut Vec<f32>,
+    ) -> Output {
+        let mut acc = scratch.acc.take().unwrap_or_else(|| self.new_accumulator_with(precision));
+        acc.resize(self.width, self.supported(precision));
         self.refresh(pos, &mut acc);
         let out = self.evaluate(&acc, pos.side_to_move(), scratch);
         scratch.acc = Some(acc);

@@ -252,7 +252,7 @@ impl Service {
         let seed = r.seed.unwrap_or_else(|| game.hash() ^ (game.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed);
         let player = level.summary(network.as_ref().map(|n| n.model_id()));
-        let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, ..EngineConfig::default() }) {
+        let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, options: level.search_options(), ..EngineConfig::default() }) {
             Ok(e) => e,
             Err(e) => return Reply::error(500, format!("engine: {e}")),
         };

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use draughts_engine::{Limits, Noise};
+use draughts_engine::{Limits, Noise, SearchOptions};
 use serde::Deserialize;
 
 use crate::bad_input;
@@ -28,6 +28,10 @@ pub struct LevelSpec {
     /// The served model is the evaluation.
     #[serde(default)]
     pub network: bool,
+    /// Search options as `draughts search --opt` takes them (`"probcut=off,quantised=off"`);
+    /// the engine's defaults for the others.
+    #[serde(default)]
+    pub options: String,
 }
 
 fn default_hash() -> usize {
@@ -55,6 +59,14 @@ impl LevelSpec {
             clock: None,
             noise: self.noise_cp.map(|margin| Noise { margin, seed }),
         }
+    }
+
+    /// The engine's search options at this level (checked when the file is read).
+    pub fn search_options(&self) -> SearchOptions {
+        let mut o = SearchOptions::default();
+        // `parse` refused files whose options do not parse.
+        let _ = o.parse_list(&self.options);
+        o
     }
 
     /// How the level plays, in words.
@@ -109,6 +121,9 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<LevelSpec>> {
         if l.noise_cp.is_some_and(|m| m < 0) {
             return Err(bad_input(format!("{at}: noise_cp is not negative")));
         }
+        if let Err(e) = SearchOptions::default().parse_list(&l.options) {
+            return Err(bad_input(format!("{at}: options: {e}")));
+        }
     }
     Ok(file.level)
 }
@@ -137,6 +152,18 @@ mod tests {
         let l = levels[1].limits(Some(Duration::from_millis(50)), 0);
         assert_eq!(l.movetime, Some(Duration::from_millis(50)));
         assert_eq!(levels[1].limits(Some(Duration::from_secs(9)), 0).movetime, Some(Duration::from_millis(200)));
+        assert!(levels.iter().all(|l| l.search_options() == SearchOptions::default()));
+    }
+
+    #[test]
+    fn levels_take_search_options() {
+        let text = "[[level]]\nname = \"x\"\ndepth = 3\noptions = \"quantised=off, probcut_margin=20\"\n";
+        let l = &parse(text, "t.toml").unwrap()[0];
+        let o = l.search_options();
+        assert!(!o.quantised && o.probcut_margin == 20 && o.probcut);
+        let bad = "[[level]]\nname = \"x\"\ndepth = 3\noptions = \"nullmove=on\"\n";
+        let e = parse(bad, "t.toml").unwrap_err().to_string();
+        assert!(e.contains("t.toml: level 1 `x`: options") && e.contains("nullmove"), "{e}");
     }
 
     #[test]

@@ -409,6 +409,7 @@ impl Trainer {
         }
         terms.total.f_backward()?;
         self.optimizer.step(lr, &self.config)?;
+        self.net.clamp_to_quantisable()?;
         self.step += 1;
         Ok(StepStats {
             step: self.step,

@@ -158,7 +158,7 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
 
     use draughts_engine::{bench as hand_bench, bench_with, EngineConfig};
     use draughts_mcts::{Budget, Evaluator, NnueEvaluator};
-    use draughts_nnue::{Network, Scratch, Simd};
+    use draughts_nnue::{Network, Precision, Scratch, Simd};
 
     let net = crate::models::load_native(model)?;
     println!("network {} ({}, {} parameters)", net.model_id(), net.architecture().short_name(), net.parameter_count());
@@ -172,11 +172,15 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
         }
     }
     println!("native evaluation, one core, {} positions from random games (ns per position, best of 3 passes):", pairs.len());
-    println!("{:<10} {:>10} {:>10} {:>10} {:>12} {:>14}", "kernels", "refresh", "update", "evaluate", "update+eval", "scratch+policy");
-    for simd in [Simd::Auto, Simd::Scalar] {
+    match net.quantisation() {
+        Ok(()) => println!("quantised (int8): yes"),
+        Err(why) => println!("quantised (int8): no, {why}; the int8 rows below run in float"),
+    }
+    println!("{:<16} {:>10} {:>10} {:>10} {:>12} {:>14}", "kernels", "refresh", "update", "evaluate", "update+eval", "scratch+policy");
+    for (simd, precision) in [(Simd::Auto, Precision::Float), (Simd::Auto, Precision::Int8), (Simd::Scalar, Precision::Float), (Simd::Scalar, Precision::Int8)] {
         let n: Network = (*net).clone().with_simd(simd);
         let mut scratch = Scratch::default();
-        let (mut a, mut b) = (n.new_accumulator(), n.new_accumulator());
+        let (mut a, mut b) = (n.new_accumulator_with(precision), n.new_accumulator_with(precision));
         let mut sink = 0.0f32;
         let refresh = per_item(&pairs, |(p, _, _)| n.refresh(p, &mut a));
         let update = per_item(&pairs, |(p, m, _)| n.update(&a, p, m, &mut b));
@@ -186,10 +190,13 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
             sink += n.evaluate(&b, !p.side_to_move(), &mut scratch).wdl_logits[0];
         });
         let mut policy = Vec::new();
-        let full = per_item(&pairs, |(p, _, moves)| sink += n.evaluate_position(p, moves, &mut scratch, &mut policy).wdl_logits[1]);
-        println!("{:<10} {refresh:>10.0} {update:>10.0} {eval:>10.0} {both:>12.0} {full:>14.0}", n.kernels());
+        let full = per_item(&pairs, |(p, _, moves)| {
+            sink += n.evaluate_position_with(precision, p, moves, &mut scratch, &mut policy).wdl_logits[1]
+        });
+        let name = format!("{} {}", n.kernels(), n.supported(precision).name());
+        println!("{name:<16} {refresh:>10.0} {update:>10.0} {eval:>10.0} {both:>12.0} {full:>14.0}");
         println!(
-            "{:<10} from scratch {:.0} positions/s; incremental update + evaluation {:.0} positions/s; with the policy {:.0} positions/s{}",
+            "{:<16} from scratch {:.0} positions/s; incremental update + evaluation {:.0} positions/s; with the policy {:.0} positions/s{}",
             "",
             1e9 / (refresh + eval),
             1e9 / both,
@@ -198,20 +205,41 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
         );
     }
 
-    println!("alpha-beta on the bench positions, depth {depth}, one core (rounds alternate the two evaluations):");
-    let mut ratios = Vec::new();
+    println!("alpha-beta on the bench positions, depth {depth}, one core (rounds alternate the three evaluations):");
+    let (mut float_ratios, mut int8_ratios) = (Vec::new(), Vec::new());
+    let with = |quantised: bool| {
+        let mut config = EngineConfig::learned(net.clone());
+        config.options.quantised = quantised;
+        config
+    };
     for round in 1..=rounds.max(1) {
         let h = hand_bench(depth);
-        let l = bench_with(EngineConfig::learned(net.clone()), depth);
-        let ratio = l.nps as f64 / h.nps.max(1) as f64;
-        ratios.push(ratio);
+        let f = bench_with(with(false), depth);
+        let q = bench_with(with(true), depth);
+        let (rf, rq) = (f.nps as f64 / h.nps.max(1) as f64, q.nps as f64 / h.nps.max(1) as f64);
+        float_ratios.push(rf);
+        int8_ratios.push(rq);
         println!(
-            "round {round}: hand-made {} nodes {} nodes/s | network {} nodes {} nodes/s | ratio {:.1}%",
-            h.nodes, h.nps, l.nodes, l.nps, 100.0 * ratio
+            "round {round}: hand-made {} nodes {} nodes/s | network float {} nodes {} nodes/s ({:.1}%) | int8 {} nodes {} nodes/s ({:.1}%)",
+            h.nodes,
+            h.nps,
+            f.nodes,
+            f.nps,
+            100.0 * rf,
+            q.nodes,
+            q.nps,
+            100.0 * rq
         );
     }
-    ratios.sort_by(f64::total_cmp);
-    println!("median ratio: {:.1}% of the hand-made nodes/s", 100.0 * ratios[ratios.len() / 2]);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        100.0 * v[v.len() / 2]
+    };
+    println!(
+        "median ratio to the hand-made nodes/s: network float {:.1}%, int8 {:.1}%",
+        median(float_ratios),
+        median(int8_ratios)
+    );
 
     println!("MCTS evaluations/s (one search at a time, 800 simulations from each of 8 positions, one core):");
     let mcts_rate = |evaluator: &dyn Evaluator| -> anyhow::Result<f64> {
