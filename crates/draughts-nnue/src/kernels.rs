@@ -188,11 +188,11 @@ impl Kernels {
 
 const SCALAR: Kernels = Kernels {
     name: "scalar",
-    update: update_scalar,
+    update: update_scalar::<i32>,
     crelu: crelu_scalar,
     affine: affine_scalar,
     dot: dot_scalar,
-    update16: update16_scalar,
+    update16: update_scalar::<i16>,
     crelu8: crelu8_scalar,
     dense8: dense8_scalar,
     dot8: dot8_scalar,
@@ -208,21 +208,6 @@ fn dot8_scalar(x: &[u8], w: &[i16]) -> i32 {
         }
     }
     lanes.iter().sum::<i32>() + tail
-}
-
-fn update16_scalar(dst: &mut [i16], src: &[i16], table: &[i16], adds: &[u16], subs: &[u16]) {
-    let w = dst.len();
-    dst.copy_from_slice(&src[..w]);
-    for &f in adds {
-        for (d, s) in dst.iter_mut().zip(&table[f as usize * w..(f as usize + 1) * w]) {
-            *d = d.wrapping_add(*s);
-        }
-    }
-    for &f in subs {
-        for (d, s) in dst.iter_mut().zip(&table[f as usize * w..(f as usize + 1) * w]) {
-            *d = d.wrapping_sub(*s);
-        }
-    }
 }
 
 fn crelu8_scalar(acc: &[i16], out: &mut [u8], shift: u32) {
@@ -259,7 +244,52 @@ fn dense8_scalar(x: &[u8], w: &[i8], b: &[i32], scale: &[f32], out: &mut [u8]) {
     }
 }
 
-fn update_scalar(dst: &mut [i32], src: &[i32], table: &[i32], adds: &[u16], subs: &[u16]) {
+/// The accumulators' element types (`i32` for the float network, `i16` quantised): wrapping
+/// addition and subtraction, and their AVX2 forms.
+pub(crate) trait AccLane: Lane {
+    /// Values in one 256-bit register.
+    const PER_REGISTER: usize;
+    fn wrapping_add(self, other: Self) -> Self;
+    fn wrapping_sub(self, other: Self) -> Self;
+    /// # Safety
+    /// Only where AVX2 is present.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn add256(a: std::arch::x86_64::__m256i, b: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i;
+    /// # Safety
+    /// Only where AVX2 is present.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn sub256(a: std::arch::x86_64::__m256i, b: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i;
+}
+
+macro_rules! acc_lane {
+    ($t:ty, $n:expr, $add:ident, $sub:ident) => {
+        impl AccLane for $t {
+            const PER_REGISTER: usize = $n;
+            #[inline(always)]
+            fn wrapping_add(self, other: $t) -> $t {
+                <$t>::wrapping_add(self, other)
+            }
+            #[inline(always)]
+            fn wrapping_sub(self, other: $t) -> $t {
+                <$t>::wrapping_sub(self, other)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            unsafe fn add256(a: std::arch::x86_64::__m256i, b: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+                std::arch::x86_64::$add(a, b)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            unsafe fn sub256(a: std::arch::x86_64::__m256i, b: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+                std::arch::x86_64::$sub(a, b)
+            }
+        }
+    };
+}
+acc_lane!(i32, 8, _mm256_add_epi32, _mm256_sub_epi32);
+acc_lane!(i16, 16, _mm256_add_epi16, _mm256_sub_epi16);
+
+fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u16], subs: &[u16]) {
     let w = dst.len();
     dst.copy_from_slice(&src[..w]);
     for &f in adds {
@@ -320,11 +350,11 @@ fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(target_arch = "x86_64")]
 const AVX2: Kernels = Kernels {
     name: "avx2+fma",
-    update: avx2::update,
+    update: avx2::update::<i32>,
     crelu: avx2::crelu,
     affine: avx2::affine,
     dot: avx2::dot,
-    update16: avx2::update16,
+    update16: avx2::update::<i16>,
     crelu8: avx2::crelu8,
     dense8: avx2::dense8,
     dot8: avx2::dot8,
@@ -338,24 +368,31 @@ mod avx2 {
 
     use std::arch::x86_64::*;
 
-    use super::{requantise, INV_Q, Q};
+    use super::{requantise, AccLane, INV_Q, Q};
 
-    pub(super) fn update(dst: &mut [i32], src: &[i32], table: &[i32], adds: &[u16], subs: &[u16]) {
+    pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u16], subs: &[u16]) {
         let w = dst.len();
         assert!(src.len() >= w);
         for &f in adds.iter().chain(subs) {
             assert!((f as usize + 1) * w <= table.len());
         }
-        let aligned = w % 8 == 0 && [dst.as_ptr(), src.as_ptr(), table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
+        let aligned =
+            w % T::PER_REGISTER == 0 && [dst.as_ptr(), src.as_ptr(), table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
         // SAFETY: AVX2 is present (see the module docs); lengths checked above; the aligned
-        // version only with 32-byte aligned starts and rows of a multiple of 8 values.
+        // version only with 32-byte aligned starts and rows of a whole number of registers.
         unsafe {
             if aligned {
-                update_impl::<true>(dst, src, table, adds, subs)
+                update_impl::<T, true>(dst, src, table, adds, subs)
             } else {
-                update_impl::<false>(dst, src, table, adds, subs)
+                update_impl::<T, false>(dst, src, table, adds, subs)
             }
         }
+    }
+
+    /// A pointer to accumulator values as one to 32-bit lanes (the loads are bit copies).
+    #[inline(always)]
+    fn i32s<T>(p: *const T) -> *const i32 {
+        p as *const i32
     }
 
     #[inline(always)]
@@ -386,43 +423,43 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn update_impl<const A: bool>(dst: &mut [i32], src: &[i32], table: &[i32], adds: &[u16], subs: &[u16]) {
-        let w = dst.len();
+    unsafe fn update_impl<T: AccLane, const A: bool>(dst: &mut [T], src: &[T], table: &[T], adds: &[u16], subs: &[u16]) {
+        let (w, n) = (dst.len(), T::PER_REGISTER);
         let (d, s, t) = (dst.as_mut_ptr(), src.as_ptr(), table.as_ptr());
         let mut k = 0;
-        // 64 values (8 registers) at a time, every row added in registers.
-        while k + 64 <= w {
+        // 8 registers at a time, every row added in registers.
+        while k + 8 * n <= w {
             let mut r = [_mm256_setzero_si256(); 8];
             for (i, ri) in r.iter_mut().enumerate() {
-                *ri = load_i::<A>(s.add(k + 8 * i));
+                *ri = load_i::<A>(i32s(s.add(k + n * i)));
             }
             for &f in adds {
                 let row = t.add(f as usize * w + k);
                 for (i, ri) in r.iter_mut().enumerate() {
-                    *ri = _mm256_add_epi32(*ri, load_i::<A>(row.add(8 * i)));
+                    *ri = T::add256(*ri, load_i::<A>(i32s(row.add(n * i))));
                 }
             }
             for &f in subs {
                 let row = t.add(f as usize * w + k);
                 for (i, ri) in r.iter_mut().enumerate() {
-                    *ri = _mm256_sub_epi32(*ri, load_i::<A>(row.add(8 * i)));
+                    *ri = T::sub256(*ri, load_i::<A>(i32s(row.add(n * i))));
                 }
             }
             for (i, ri) in r.iter().enumerate() {
-                store_i::<A>(d.add(k + 8 * i), *ri);
+                store_i::<A>(d.add(k + n * i) as *mut i32, *ri);
             }
-            k += 64;
+            k += 8 * n;
         }
-        while k + 8 <= w {
-            let mut r = load_i::<A>(s.add(k));
+        while k + n <= w {
+            let mut r = load_i::<A>(i32s(s.add(k)));
             for &f in adds {
-                r = _mm256_add_epi32(r, load_i::<A>(t.add(f as usize * w + k)));
+                r = T::add256(r, load_i::<A>(i32s(t.add(f as usize * w + k))));
             }
             for &f in subs {
-                r = _mm256_sub_epi32(r, load_i::<A>(t.add(f as usize * w + k)));
+                r = T::sub256(r, load_i::<A>(i32s(t.add(f as usize * w + k))));
             }
-            store_i::<A>(d.add(k), r);
-            k += 8;
+            store_i::<A>(d.add(k) as *mut i32, r);
+            k += n;
         }
         while k < w {
             let mut v = *s.add(k);
@@ -602,79 +639,9 @@ mod avx2 {
         }
     }
 
-    pub(super) fn update16(dst: &mut [i16], src: &[i16], table: &[i16], adds: &[u16], subs: &[u16]) {
-        let w = dst.len();
-        assert!(src.len() >= w);
-        for &f in adds.iter().chain(subs) {
-            assert!((f as usize + 1) * w <= table.len());
-        }
-        let aligned = w % 16 == 0 && [dst.as_ptr(), src.as_ptr(), table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
-        // SAFETY: AVX2 is present (see the module docs); lengths checked above; the aligned
-        // version only with 32-byte aligned starts and rows of a multiple of 16 values.
-        unsafe {
-            if aligned {
-                update16_impl::<true>(dst, src, table, adds, subs)
-            } else {
-                update16_impl::<false>(dst, src, table, adds, subs)
-            }
-        }
-    }
-
     #[inline(always)]
     unsafe fn ld16a<const A: bool>(p: *const i16) -> __m256i {
         load_i::<A>(p as *const i32)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn update16_impl<const A: bool>(dst: &mut [i16], src: &[i16], table: &[i16], adds: &[u16], subs: &[u16]) {
-        let w = dst.len();
-        let (d, s, t) = (dst.as_mut_ptr(), src.as_ptr(), table.as_ptr());
-        let mut k = 0;
-        // 128 values (8 registers) at a time, every row added in registers.
-        while k + 128 <= w {
-            let mut r = [_mm256_setzero_si256(); 8];
-            for (i, ri) in r.iter_mut().enumerate() {
-                *ri = ld16a::<A>(s.add(k + 16 * i));
-            }
-            for &f in adds {
-                let row = t.add(f as usize * w + k);
-                for (i, ri) in r.iter_mut().enumerate() {
-                    *ri = _mm256_add_epi16(*ri, ld16a::<A>(row.add(16 * i)));
-                }
-            }
-            for &f in subs {
-                let row = t.add(f as usize * w + k);
-                for (i, ri) in r.iter_mut().enumerate() {
-                    *ri = _mm256_sub_epi16(*ri, ld16a::<A>(row.add(16 * i)));
-                }
-            }
-            for (i, ri) in r.iter().enumerate() {
-                store_i::<A>(d.add(k + 16 * i) as *mut i32, *ri);
-            }
-            k += 128;
-        }
-        while k + 16 <= w {
-            let mut r = ld16a::<A>(s.add(k));
-            for &f in adds {
-                r = _mm256_add_epi16(r, ld16a::<A>(t.add(f as usize * w + k)));
-            }
-            for &f in subs {
-                r = _mm256_sub_epi16(r, ld16a::<A>(t.add(f as usize * w + k)));
-            }
-            store_i::<A>(d.add(k) as *mut i32, r);
-            k += 16;
-        }
-        while k < w {
-            let mut v = *s.add(k);
-            for &f in adds {
-                v = v.wrapping_add(*t.add(f as usize * w + k));
-            }
-            for &f in subs {
-                v = v.wrapping_sub(*t.add(f as usize * w + k));
-            }
-            *d.add(k) = v;
-            k += 1;
-        }
     }
 
     /// (Helpers are `inline(always)` functions, not closures: a closure does not take its
