@@ -16,6 +16,7 @@ pub mod alphabeta;
 pub mod arena;
 pub mod config;
 pub mod dxp;
+pub mod egtb;
 pub mod error;
 pub mod handoff;
 pub mod hub;
@@ -65,6 +66,8 @@ pub enum PlayCommand {
     Report(report::Args),
     /// Serve the play page, the JSON API for game sites and a training run's page over HTTP.
     Serve(serve::Args),
+    /// Endgame databases: build, probe and verify win/draw/loss tables of up to N pieces.
+    Egtb(egtb::Args),
 }
 
 impl PlayCommand {
@@ -77,7 +80,7 @@ impl PlayCommand {
             PlayCommand::Tournament(a) => a.models(),
             PlayCommand::Gate(a) => a.models(),
             PlayCommand::Serve(a) => a.models(),
-            PlayCommand::Perft(_) | PlayCommand::Moves(_) | PlayCommand::Pdn(_) | PlayCommand::Search(_) | PlayCommand::Report(_) => Vec::new(),
+            PlayCommand::Perft(_) | PlayCommand::Moves(_) | PlayCommand::Pdn(_) | PlayCommand::Search(_) | PlayCommand::Report(_) | PlayCommand::Egtb(_) => Vec::new(),
         }
     }
 
@@ -94,6 +97,7 @@ impl PlayCommand {
             PlayCommand::Gate(a) => arena::run_gate_cmd(a),
             PlayCommand::Report(a) => report::run(a),
             PlayCommand::Serve(a) => serve::run(a),
+            PlayCommand::Egtb(a) => egtb::run(a),
         }
     }
 }

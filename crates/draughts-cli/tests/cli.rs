@@ -217,8 +217,7 @@ fn dxp_pair(follower: &[&str], initiator: &[&str]) -> (Output, String) {
 
 #[test]
 fn dxp_game_between_two_binaries_on_loopback() {
-    let (initiator, follower) =
-        dxp_pair(&["--level", "easy", "--seed", "3"], &["--games", "1", "--time", "1", "--level", "easy", "--seed", "4"]);
+    let (initiator, follower) = dxp_pair(&["--level", "easy", "--seed", "3"], &["--games", "1", "--time", "1", "--level", "easy", "--seed", "4"]);
     let (a, b) = (stdout(&initiator), follower);
     let line_a = a.lines().find(|l| l.starts_with("game 1:")).expect("initiator result");
     let line_b = b.lines().find(|l| l.starts_with("game 1:")).expect("follower result");
@@ -284,8 +283,23 @@ fn fresh_run(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart-resnet.toml");
     let run = dir.join("run");
     let o = draughts(
-        &["selfplay", "--config", config, "--run", run.to_str().unwrap(), "--games", "2", "--set", "selfplay.games_in_flight=2",
-          "--set", "selfplay.max_batch=2", "--set", "mcts.simulations=2", "--set", "mcts.fast_simulations=1"],
+        &[
+            "selfplay",
+            "--config",
+            config,
+            "--run",
+            run.to_str().unwrap(),
+            "--games",
+            "2",
+            "--set",
+            "selfplay.games_in_flight=2",
+            "--set",
+            "selfplay.max_batch=2",
+            "--set",
+            "mcts.simulations=2",
+            "--set",
+            "mcts.fast_simulations=1",
+        ],
         None,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -328,8 +342,17 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     let model = dir.join("model");
     let export = |from: &std::path::Path| {
         draughts(
-            &["export", "--checkpoint", from.to_str().unwrap(), "--out", model.to_str().unwrap(), "--results",
-              results.to_str().unwrap(), "--results-command", "draughts match --a mcts:model=M,sims=2 --b random --games 2"],
+            &[
+                "export",
+                "--checkpoint",
+                from.to_str().unwrap(),
+                "--out",
+                model.to_str().unwrap(),
+                "--results",
+                results.to_str().unwrap(),
+                "--results-command",
+                "draughts match --a mcts:model=M,sims=2 --b random --games 2",
+            ],
             None,
         )
     };
@@ -352,12 +375,8 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     assert!(model.join(format!("{id}.torchscript.pt")).is_file());
     assert!(stdout(&o).contains("largest difference from the checkpoint"), "{}", stdout(&o));
     // The card lists every other file with its SHA-256 ...
-    let listed: Vec<&str> = card
-        .lines()
-        .skip_while(|l| *l != "## Files (SHA-256)")
-        .filter(|l| l.len() > 66 && l.as_bytes()[64] == b' ')
-        .map(|l| &l[66..])
-        .collect();
+    let listed: Vec<&str> =
+        card.lines().skip_while(|l| *l != "## Files (SHA-256)").filter(|l| l.len() > 66 && l.as_bytes()[64] == b' ').map(|l| &l[66..]).collect();
     let mut want = vec![
         "config.prev-1.toml".to_owned(),
         "config.toml".into(),
@@ -418,15 +437,11 @@ fn every_shipped_model_loads_and_has_its_card() {
         if !dir.is_dir() {
             continue;
         }
-        let sidecars: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
+        let sidecars: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
         assert_eq!(sidecars.len(), 1, "{}: a model directory holds exactly one checkpoint", dir.display());
-        let (_, meta) = draughts_nn::checkpoint::load(&sidecars[0], draughts_nn::tch::Device::Cpu)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let (_, meta) =
+            draughts_nn::checkpoint::load(&sidecars[0], draughts_nn::tch::Device::Cpu).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let card = std::fs::read_to_string(dir.join("README.md")).expect("a model card");
         assert!(card.starts_with(&format!("# {}", meta.model_id)), "{}: the card names another model", dir.display());
         // The hard level plays it.
@@ -446,9 +461,18 @@ fn sparse_network_loop_and_players() {
     let run = dir.join("run");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/sparse.toml");
     let sets = [
-        "net.accumulator=16", "net.hidden=[8]", "loop.games_per_cycle=6", "loop.cycles=2",
-        "selfplay.alphabeta_nodes=200", "selfplay.max_plies=120", "selfplay.alphabeta_hash_mib=1", "train.batch_size=32",
-        "train.window_min=100", "eval.games=2", "eval.candidate=alphabeta:depth=1", "eval.ladder=[\"alphabeta:depth=1\"]",
+        "net.accumulator=16",
+        "net.hidden=[8]",
+        "loop.games_per_cycle=6",
+        "loop.cycles=2",
+        "selfplay.alphabeta_nodes=200",
+        "selfplay.max_plies=120",
+        "selfplay.alphabeta_hash_mib=1",
+        "train.batch_size=32",
+        "train.window_min=100",
+        "eval.games=2",
+        "eval.candidate=alphabeta:depth=1",
+        "eval.ladder=[\"alphabeta:depth=1\"]",
     ];
     let mut args = vec!["loop", "--config", config, "--run", run.to_str().unwrap()];
     for s in &sets {
@@ -523,9 +547,17 @@ fn loop_ends_within_its_time_budget() {
     let run = dir.join("run");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/sparse.toml");
     let sets = [
-        "net.accumulator=16", "net.hidden=[8]", "loop.games_per_cycle=1000000", "loop.max_minutes=0.25",
-        "selfplay.alphabeta_nodes=200", "selfplay.alphabeta_hash_mib=1", "train.batch_size=16", "train.window_min=100",
-        "eval.games=2", "eval.candidate=alphabeta:depth=1", "eval.ladder=[\"alphabeta:depth=1\"]",
+        "net.accumulator=16",
+        "net.hidden=[8]",
+        "loop.games_per_cycle=1000000",
+        "loop.max_minutes=0.25",
+        "selfplay.alphabeta_nodes=200",
+        "selfplay.alphabeta_hash_mib=1",
+        "train.batch_size=16",
+        "train.window_min=100",
+        "eval.games=2",
+        "eval.candidate=alphabeta:depth=1",
+        "eval.ladder=[\"alphabeta:depth=1\"]",
     ];
     let mut args = vec!["loop", "--config", config, "--run", run.to_str().unwrap()];
     for s in &sets {
@@ -541,4 +573,62 @@ fn loop_ends_within_its_time_budget() {
     assert!(seconds <= 15.0 + 10.0, "{seconds} s of work on a 15 s budget: {}", stdout(&o));
     assert!(seconds >= 15.0 * 0.5, "{seconds} s: {}", stdout(&o));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn egtb_build_probe_verify_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("db");
+    let out_s = out.to_str().unwrap();
+    let o = draughts(&["egtb", "build", "--pieces", "3", "--out", out_s, "--threads", "2"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.contains("0101") && table.contains("2010"), "{table}");
+    // The summary's total: every position of up to three pieces.
+    let total = table.lines().find(|l| l.starts_with("total")).unwrap();
+    assert_eq!(total.split_whitespace().nth(1), Some("815145"), "{total}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 16);
+
+    // Run again: every table is kept.
+    let o = draughts(&["egtb", "build", "--pieces", "3", "--out", out_s, "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 16);
+    assert!(rows.iter().all(|r| r["seconds"].is_null()), "{rows:?}");
+
+    // Removing a table: only that pair is solved again.
+    std::fs::remove_file(out.join("1101.wdl")).unwrap();
+    let o = draughts(&["egtb", "build", "--pieces", "3", "--out", out_s, "--json"], None);
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let solved: Vec<&str> = rows.iter().filter(|r| !r["seconds"].is_null()).map(|r| r["material"].as_str().unwrap()).collect();
+    assert_eq!(solved, ["0111", "1101"]);
+
+    let o = draughts(&["egtb", "probe", "--dir", out_s, "--fen", "W:WK46:BK5"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "loss");
+    let o = draughts(&["egtb", "probe", "--dir", out_s], Some("W:WK46:BK28\nnot a fen\nB:W41,47:B36\nW:WK1,K2,K3:BK46\n"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "W:WK46:BK28\twin\nB:W41,47:B36\tloss\n");
+    let err = stderr(&o);
+    assert!(err.contains("line 2: not a fen"), "{err}");
+    assert!(err.contains("line 4:") && err.contains("4 pieces"), "{err}");
+    let o = draughts(&["egtb", "probe", "--dir", out_s, "--fen", "W:WK1,K2,K3:BK46"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("at most 3"), "{}", stderr(&o));
+
+    let o = draughts(&["egtb", "verify", "--dir", out_s, "--material", "0201", "--material", "1011"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.lines().filter(|l| l.ends_with(" ok")).count(), 2, "{text}");
+
+    // Bad input: exit 2 with a message naming it.
+    let o = draughts(&["egtb", "build", "--pieces", "9", "--out", out_s], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--pieces 9"));
+    let o = draughts(&["egtb", "verify", "--dir", out_s, "--material", "12x"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("12x"));
+    let o = draughts(&["egtb", "probe", "--dir", dir.path().join("missing").to_str().unwrap(), "--fen", "W:WK46:BK5"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing"));
 }

@@ -211,13 +211,10 @@ impl Position {
     /// swapped. Move generation commutes with this map (a property the tests check), which is
     /// what lets the network see every position from the side to move.
     pub fn flipped(&self) -> Position {
-        let flip = |b: Bitboard| b.squares().map(Square::flip).collect::<Bitboard>();
-        Position {
-            white: flip(self.black),
-            black: flip(self.white),
-            kings: flip(self.kings),
-            side: !self.side,
-        }
+        // Square n -> 51 - n is bit b -> 53 - b in the ghost-bit layout (rows of 11 bits are
+        // symmetric about the middle), so the turn is a bit reversal of the 54 used bits.
+        let flip = |b: Bitboard| Bitboard(b.0.reverse_bits() >> 10);
+        Position { white: flip(self.black), black: flip(self.white), kings: flip(self.kings), side: !self.side }
     }
 
     /// The position after `mv`, which must be legal here (debug builds check what they cheaply
@@ -328,6 +325,18 @@ mod tests {
     }
 
     #[test]
+    fn flipping_turns_every_square_to_51_minus_its_number() {
+        for sq in Square::all() {
+            let b = Bitboard::from_square(sq);
+            let p = Position::from_pieces(Bitboard::EMPTY, b, Bitboard::EMPTY, Bitboard::EMPTY, Color::White).unwrap();
+            let f = p.flipped();
+            assert_eq!(f.kings(Color::Black), Bitboard::from_square(sq.flip()), "square {sq}");
+            assert!(f.pieces(Color::White).is_empty());
+            assert_eq!(f.side_to_move(), Color::Black);
+        }
+    }
+
+    #[test]
     fn validation() {
         let s = |n| Bitboard::from_square(Square::new(n).unwrap());
         let e = Bitboard::EMPTY;
@@ -335,10 +344,7 @@ mod tests {
             Position::from_pieces(s(3), e, e, e, Color::White),
             Err(PositionError::ManOnPromotionRow { color: Color::White, square: Square::new(3).unwrap() })
         );
-        assert_eq!(
-            Position::from_pieces(s(20), e, e, s(20), Color::White),
-            Err(PositionError::Overlap(Square::new(20).unwrap()))
-        );
+        assert_eq!(Position::from_pieces(s(20), e, e, s(20), Color::White), Err(PositionError::Overlap(Square::new(20).unwrap())));
         assert!(Position::from_pieces(e, s(3), s(3).shift(crate::Direction::DownLeft), e, Color::Black).is_ok());
     }
 }
