@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use draughts_core::{Game, Move, Rules};
-use draughts_engine::{Engine, EngineConfig, Limits};
+use draughts_engine::{Endgames, Engine, EngineConfig, Limits};
 use draughts_nnue::Network;
 use draughts_protocol::hub::History;
 use draughts_protocol::{Clock, HubClient, HubClientOptions, HubError, SearchLimit};
@@ -21,8 +21,9 @@ use crate::spec::{BuildError, PlayerKind, PlayerSpec, SearchLimits};
 pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildError>> {
     let name = spec.to_string();
     match &spec.kind {
-        PlayerKind::AlphaBeta { limits, model, hash, options } => Some(
+        PlayerKind::AlphaBeta { limits, model, hash, egtb, options } => Some(
             engine_config(model.as_deref())
+                .and_then(|config| Ok(EngineConfig { egtb: egtb.as_deref().map(load_egtb).transpose()?, ..config }))
                 .map(|config| EngineConfig { tt_mib: hash.unwrap_or(config.tt_mib), options: *options, ..config })
                 .and_then(|config| AlphaBetaPlayer::new(name.clone(), *limits, config))
                 .map(|p| Box::new(p) as Box<dyn Player>)
@@ -48,6 +49,22 @@ fn engine_config(model: Option<&Path>) -> Result<EngineConfig, String> {
         None => Ok(EngineConfig::default()),
         Some(m) => Ok(EngineConfig::learned(load_network(m)?)),
     }
+}
+
+/// Opens the endgame databases in `dir`, once per directory for the whole process: the players
+/// of all the games of a match share the tables they have read.
+pub fn load_egtb(dir: &Path) -> Result<Endgames, String> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Endgames>>> = OnceLock::new();
+    let mut loaded = LOADED.get_or_init(Default::default).lock().map_err(|_| "an endgame-table load panicked".to_owned())?;
+    if let Some(e) = loaded.get(dir) {
+        return Ok(e.clone());
+    }
+    let e = Endgames::open(dir).map_err(|e| format!("egtb={}: {e}", dir.display()))?;
+    if e.pieces() < 2 {
+        return Err(format!("egtb={}: no complete set of endgame tables (`draughts egtb build`)", dir.display()));
+    }
+    loaded.insert(dir.to_owned(), e.clone());
+    Ok(e)
 }
 
 /// Loads the sparse network a model path names (a checkpoint file, or the newest checkpoint of

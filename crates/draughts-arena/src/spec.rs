@@ -62,6 +62,8 @@ pub enum PlayerKind {
         model: Option<PathBuf>,
         /// Transposition table size in MiB (`hash=`); the engine's default when `None`.
         hash: Option<usize>,
+        /// Endgame databases probed in the search (`egtb=DIR`).
+        egtb: Option<PathBuf>,
         /// The search's optional techniques (`qs_threat=on`, `probcut=off`, ...: every name of
         /// [`SearchOptions::NAMES`] is a key); the engine's defaults for those not given.
         options: SearchOptions,
@@ -198,7 +200,7 @@ pub enum SpecErrorKind {
 const RANDOM_KEYS: &[&str] = &["seed", "name"];
 /// The limits, the model, the table size, then every name of [`SearchOptions::NAMES`].
 const ALPHABETA_KEYS: &[&str] = &{
-    const BASE: [&str; 6] = ["depth", "nodes", "movetime", "model", "hash", "name"];
+    const BASE: [&str; 7] = ["depth", "nodes", "movetime", "model", "hash", "egtb", "name"];
     let mut keys = [""; BASE.len() + SearchOptions::NAMES.len()];
     let mut i = 0;
     while i < keys.len() {
@@ -393,6 +395,10 @@ impl PlayerSpec {
                     None => None,
                 };
                 let hash = items.number("hash", 1usize)?;
+                let egtb = match items.take("egtb") {
+                    Some(d) => Some(PathBuf::from(nonempty("egtb", d, "must name a directory of endgame tables")?)),
+                    None => None,
+                };
                 let mut options = SearchOptions::default();
                 for name in SearchOptions::NAMES {
                     if let Some(value) = items.take(name) {
@@ -404,7 +410,7 @@ impl PlayerSpec {
                         })?;
                     }
                 }
-                PlayerKind::AlphaBeta { limits, model, hash, options }
+                PlayerKind::AlphaBeta { limits, model, hash, egtb, options }
             }
             "mcts" => {
                 let model = nonempty("model", items.required("model")?, "must name a model directory")?;
@@ -493,13 +499,16 @@ impl fmt::Display for PlayerSpec {
                     items.push(format!("seed={seed}"));
                 }
             }
-            PlayerKind::AlphaBeta { limits: l, model, hash, options } => {
+            PlayerKind::AlphaBeta { limits: l, model, hash, egtb, options } => {
                 limits(&mut items, l);
                 if let Some(m) = model {
                     items.push(format!("model={}", quote(&m.to_string_lossy())));
                 }
                 if let Some(h) = hash {
                     items.push(format!("hash={h}"));
+                }
+                if let Some(d) = egtb {
+                    items.push(format!("egtb={}", quote(&d.to_string_lossy())));
                 }
                 let default = SearchOptions::default();
                 for name in SearchOptions::NAMES {
@@ -680,6 +689,7 @@ mod tests {
                 limits: SearchLimits { depth: Some(6), ..SearchLimits::default() },
                 model: None,
                 hash: None,
+                egtb: None,
                 options: SearchOptions::default()
             }
         );
@@ -689,6 +699,7 @@ mod tests {
                 limits: SearchLimits { movetime: Some(Duration::from_millis(100)), ..SearchLimits::default() },
                 model: Some("models/sparse".into()),
                 hash: None,
+                egtb: None,
                 options: SearchOptions::default()
             }
         );
@@ -702,6 +713,7 @@ mod tests {
                 },
                 model: None,
                 hash: None,
+                egtb: None,
                 options: SearchOptions::default()
             }
         );
@@ -723,6 +735,11 @@ mod tests {
         }
         assert!(matches!(err("alphabeta:depth=3,probcut=maybe"), SpecErrorKind::BadValue { key: "probcut", .. }));
         assert!(matches!(err("alphabeta:depth=3,hash=0"), SpecErrorKind::BadNumber { key: "hash", .. }));
+        let spec = parse("alphabeta:depth=3,egtb=db/5 pieces");
+        let PlayerKind::AlphaBeta { egtb, .. } = &spec.kind else { panic!("not alphabeta") };
+        assert_eq!(egtb.as_deref(), Some(std::path::Path::new("db/5 pieces")));
+        assert_eq!(parse(&spec.to_string()), spec);
+        assert!(matches!(err("alphabeta:depth=3,egtb="), SpecErrorKind::BadValue { key: "egtb", .. }));
         assert_eq!(parse("policy:model=models/hard").kind, PlayerKind::Policy { model: "models/hard".into() });
         assert_eq!(
             parse(r#"hub:cmd="/opt/scan/scan hub --x=\"a,b\"",movetime=500"#).kind,

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use draughts_core::{Game, Move};
-use draughts_engine::{Clock, Engine, EngineConfig, Level, Limits, SearchOptions};
+use draughts_engine::{Clock, Endgames, Engine, EngineConfig, Level, Limits, SearchOptions};
 use draughts_nnue::Network;
 use draughts_protocol::{Info, Param, ParamKind, SearchLimit, Searcher};
 
@@ -14,6 +14,8 @@ pub struct AlphaBeta {
     engine: Engine,
     /// The learned evaluation, if any (kept when the table is resized).
     network: Option<Arc<Network>>,
+    /// Endgame databases, if any (kept when the table is resized).
+    egtb: Option<Endgames>,
     level: Level,
     tt_mib: usize,
     seed: u64,
@@ -37,7 +39,16 @@ impl AlphaBeta {
     /// The engine with the learned evaluation of `network` (the hand-made one without).
     pub fn with_network(level: Level, tt_mib: usize, seed: u64, network: Option<Arc<Network>>) -> anyhow::Result<AlphaBeta> {
         let engine = Engine::new(EngineConfig { tt_mib, network: network.clone(), ..EngineConfig::default() })?;
-        Ok(AlphaBeta { engine, network, level, tt_mib, seed, games: 0 })
+        Ok(AlphaBeta { engine, network, egtb: None, level, tt_mib, seed, games: 0 })
+    }
+
+    /// The same engine probing `egtb` in its search.
+    pub fn with_egtb(mut self, egtb: Option<Endgames>) -> anyhow::Result<AlphaBeta> {
+        let options = self.engine.config().options;
+        let network = self.network.clone();
+        self.engine = Engine::new(EngineConfig { tt_mib: self.tt_mib, network, options, egtb: egtb.clone(), ..EngineConfig::default() })?;
+        self.egtb = egtb;
+        Ok(self)
     }
 }
 
@@ -86,7 +97,8 @@ impl Searcher for AlphaBeta {
             "hash" => {
                 let mib: usize = value.parse().map_err(|_| format!("`{value}` is not a size in MiB"))?;
                 let options = self.engine.config().options;
-                self.engine = Engine::new(EngineConfig { tt_mib: mib, network: self.network.clone(), options, ..EngineConfig::default() })
+                let (network, egtb) = (self.network.clone(), self.egtb.clone());
+                self.engine = Engine::new(EngineConfig { tt_mib: mib, network, options, egtb, ..EngineConfig::default() })
                     .map_err(|e| e.to_string())?;
                 self.tt_mib = mib;
             }

@@ -49,6 +49,9 @@ pub struct Args {
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 64)]
     hash: usize,
+    /// Endgame databases (`draughts egtb build`) probed in the alpha-beta search.
+    #[arg(long)]
+    egtb: Option<std::path::PathBuf>,
     /// Seed for the randomness of the easy level.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -88,7 +91,7 @@ impl Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     // With a model the network plays the hard level; --nodes then counts simulations.
-    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed)?;
+    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
     let searcher = searcher.as_mut();
     println!("engine: {}", searcher.name());
     let fixed = (a.nodes.is_some() || a.depth.is_some())

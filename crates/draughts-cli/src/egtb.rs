@@ -87,6 +87,21 @@ fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// The databases of `--egtb DIR` for the engine (none without the flag); bad input when DIR is
+/// not a directory of tables or holds no complete piece count.
+pub fn load(dir: Option<&Path>) -> anyhow::Result<Option<draughts_engine::Endgames>> {
+    let Some(dir) = dir else { return Ok(None) };
+    let eg = draughts_engine::Endgames::new(std::sync::Arc::new(open(dir)?));
+    if eg.pieces() < 2 {
+        return Err(bad_input(format!(
+            "--egtb {}: no complete set of tables (build them with `draughts egtb build --pieces N --out {}`)",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok(Some(eg))
+}
+
 fn open(dir: &Path) -> anyhow::Result<Tablebase> {
     if !dir.is_dir() {
         return Err(bad_input(format!("{} is not a directory of endgame tables", dir.display())));

@@ -19,6 +19,9 @@ pub struct Args {
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 64)]
     hash: usize,
+    /// Endgame databases (`draughts egtb build`) probed in the alpha-beta search.
+    #[arg(long)]
+    egtb: Option<std::path::PathBuf>,
     /// Simulations per move for the network when the GUI gives no limit.
     #[arg(long, default_value_t = 200)]
     sims: u32,
@@ -38,7 +41,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     let config = HubConfig { version: env!("CARGO_PKG_VERSION").to_owned(), ..HubConfig::default() };
     let stdin = std::io::stdin();
-    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed)?;
+    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
     run_hub_with(searcher.as_mut(), stdin.lock(), std::io::stdout(), &config)?;
     Ok(ExitCode::SUCCESS)
 }

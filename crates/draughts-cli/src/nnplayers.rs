@@ -289,13 +289,14 @@ pub fn protocol_engine(
     sims: u32,
     hash_mib: usize,
     seed: u64,
+    egtb: Option<draughts_engine::Endgames>,
 ) -> anyhow::Result<Box<dyn Searcher + Send>> {
     Ok(match (model, level) {
         (Some(model), draughts_engine::Level::Hard) if models::is_sparse(model)? => {
             let net = models::load_native(model)?;
-            Box::new(crate::alphabeta::AlphaBeta::with_network(level, hash_mib.max(1), seed, Some(net))?)
+            Box::new(crate::alphabeta::AlphaBeta::with_network(level, hash_mib.max(1), seed, Some(net))?.with_egtb(egtb)?)
         }
         (Some(model), draughts_engine::Level::Hard) => Box::new(NetSearcher::new(model, sims)?),
-        _ => Box::new(crate::alphabeta::AlphaBeta::new(level, hash_mib.max(1), seed)?),
+        _ => Box::new(crate::alphabeta::AlphaBeta::new(level, hash_mib.max(1), seed)?.with_egtb(egtb)?),
     })
 }

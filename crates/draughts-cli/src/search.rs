@@ -39,13 +39,20 @@ pub struct Args {
     /// probcut_margin (centi-men).
     #[arg(long = "opt", value_name = "NAME=VALUE")]
     opts: Vec<String>,
+    /// Endgame databases (`draughts egtb build`) probed in the search.
+    #[arg(long)]
+    egtb: Option<std::path::PathBuf>,
 }
 
 /// Writes a score as centi-men or as a forced result in plies.
+/// A database win or loss reached `n` plies from the root is `dbwin{n}` or `dbloss{n}`.
 pub fn score_text(score: i32) -> String {
+    let db = draughts_engine::TB_WIN - draughts_engine::MAX_PLY as i32;
     match mate_distance(score) {
         Some(n) if n >= 0 => format!("win{n}"),
         Some(n) => format!("loss{}", -n),
+        None if score >= db => format!("dbwin{}", draughts_engine::TB_WIN - score),
+        None if score <= -db => format!("dbloss{}", draughts_engine::TB_WIN + score),
         None => score.to_string(),
     }
 }
@@ -66,7 +73,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for o in &a.opts {
         options.parse_list(o).map_err(|e| bad_input(format!("--opt {o}: {e}")))?;
     }
-    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, network, options, ..EngineConfig::default() })?;
+    let egtb = crate::egtb::load(a.egtb.as_deref())?;
+    if let Some(e) = &egtb {
+        println!("# endgame databases: up to {} pieces", e.pieces());
+    }
+    let mut engine = Engine::new(EngineConfig { tt_mib: a.hash, network, options, egtb, ..EngineConfig::default() })?;
     let stop = AtomicBool::new(false);
     println!("# depth score nodes nps pv");
     let result = engine.search(&game, &limits, &stop, &mut |i| {
@@ -78,6 +89,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         println!("{} {} {} {} {}", i.depth, score_text(i.score), i.nodes, i.nps, pv.join(" "));
     });
+    if result.tbhits > 0 {
+        println!("# endgame database hits: {}", result.tbhits);
+    }
     match result.best {
         Some(m) => println!("bestmove {}", pos.to_pdn(&m, &rules)),
         None => println!("bestmove (none): {}", game.outcome().map_or("no legal move".to_owned(), |o| o.to_string())),

@@ -217,7 +217,8 @@ fn dxp_pair(follower: &[&str], initiator: &[&str]) -> (Output, String) {
 
 #[test]
 fn dxp_game_between_two_binaries_on_loopback() {
-    let (initiator, follower) = dxp_pair(&["--level", "easy", "--seed", "3"], &["--games", "1", "--time", "1", "--level", "easy", "--seed", "4"]);
+    let (initiator, follower) =
+        dxp_pair(&["--level", "easy", "--seed", "3"], &["--games", "1", "--time", "1", "--level", "easy", "--seed", "4"]);
     let (a, b) = (stdout(&initiator), follower);
     let line_a = a.lines().find(|l| l.starts_with("game 1:")).expect("initiator result");
     let line_b = b.lines().find(|l| l.starts_with("game 1:")).expect("follower result");
@@ -283,23 +284,8 @@ fn fresh_run(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/quickstart-resnet.toml");
     let run = dir.join("run");
     let o = draughts(
-        &[
-            "selfplay",
-            "--config",
-            config,
-            "--run",
-            run.to_str().unwrap(),
-            "--games",
-            "2",
-            "--set",
-            "selfplay.games_in_flight=2",
-            "--set",
-            "selfplay.max_batch=2",
-            "--set",
-            "mcts.simulations=2",
-            "--set",
-            "mcts.fast_simulations=1",
-        ],
+        &["selfplay", "--config", config, "--run", run.to_str().unwrap(), "--games", "2", "--set", "selfplay.games_in_flight=2",
+          "--set", "selfplay.max_batch=2", "--set", "mcts.simulations=2", "--set", "mcts.fast_simulations=1"],
         None,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -342,17 +328,8 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     let model = dir.join("model");
     let export = |from: &std::path::Path| {
         draughts(
-            &[
-                "export",
-                "--checkpoint",
-                from.to_str().unwrap(),
-                "--out",
-                model.to_str().unwrap(),
-                "--results",
-                results.to_str().unwrap(),
-                "--results-command",
-                "draughts match --a mcts:model=M,sims=2 --b random --games 2",
-            ],
+            &["export", "--checkpoint", from.to_str().unwrap(), "--out", model.to_str().unwrap(), "--results",
+              results.to_str().unwrap(), "--results-command", "draughts match --a mcts:model=M,sims=2 --b random --games 2"],
             None,
         )
     };
@@ -375,8 +352,12 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     assert!(model.join(format!("{id}.torchscript.pt")).is_file());
     assert!(stdout(&o).contains("largest difference from the checkpoint"), "{}", stdout(&o));
     // The card lists every other file with its SHA-256 ...
-    let listed: Vec<&str> =
-        card.lines().skip_while(|l| *l != "## Files (SHA-256)").filter(|l| l.len() > 66 && l.as_bytes()[64] == b' ').map(|l| &l[66..]).collect();
+    let listed: Vec<&str> = card
+        .lines()
+        .skip_while(|l| *l != "## Files (SHA-256)")
+        .filter(|l| l.len() > 66 && l.as_bytes()[64] == b' ')
+        .map(|l| &l[66..])
+        .collect();
     let mut want = vec![
         "config.prev-1.toml".to_owned(),
         "config.toml".into(),
@@ -437,11 +418,15 @@ fn every_shipped_model_loads_and_has_its_card() {
         if !dir.is_dir() {
             continue;
         }
-        let sidecars: Vec<_> =
-            std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+        let sidecars: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
         assert_eq!(sidecars.len(), 1, "{}: a model directory holds exactly one checkpoint", dir.display());
-        let (_, meta) =
-            draughts_nn::checkpoint::load(&sidecars[0], draughts_nn::tch::Device::Cpu).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let (_, meta) = draughts_nn::checkpoint::load(&sidecars[0], draughts_nn::tch::Device::Cpu)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let card = std::fs::read_to_string(dir.join("README.md")).expect("a model card");
         assert!(card.starts_with(&format!("# {}", meta.model_id)), "{}: the card names another model", dir.display());
         // The hard level plays it.
@@ -461,18 +446,9 @@ fn sparse_network_loop_and_players() {
     let run = dir.join("run");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/sparse.toml");
     let sets = [
-        "net.accumulator=16",
-        "net.hidden=[8]",
-        "loop.games_per_cycle=6",
-        "loop.cycles=2",
-        "selfplay.alphabeta_nodes=200",
-        "selfplay.max_plies=120",
-        "selfplay.alphabeta_hash_mib=1",
-        "train.batch_size=32",
-        "train.window_min=100",
-        "eval.games=2",
-        "eval.candidate=alphabeta:depth=1",
-        "eval.ladder=[\"alphabeta:depth=1\"]",
+        "net.accumulator=16", "net.hidden=[8]", "loop.games_per_cycle=6", "loop.cycles=2",
+        "selfplay.alphabeta_nodes=200", "selfplay.max_plies=120", "selfplay.alphabeta_hash_mib=1", "train.batch_size=32",
+        "train.window_min=100", "eval.games=2", "eval.candidate=alphabeta:depth=1", "eval.ladder=[\"alphabeta:depth=1\"]",
     ];
     let mut args = vec!["loop", "--config", config, "--run", run.to_str().unwrap()];
     for s in &sets {
@@ -547,17 +523,9 @@ fn loop_ends_within_its_time_budget() {
     let run = dir.join("run");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/sparse.toml");
     let sets = [
-        "net.accumulator=16",
-        "net.hidden=[8]",
-        "loop.games_per_cycle=1000000",
-        "loop.max_minutes=0.25",
-        "selfplay.alphabeta_nodes=200",
-        "selfplay.alphabeta_hash_mib=1",
-        "train.batch_size=16",
-        "train.window_min=100",
-        "eval.games=2",
-        "eval.candidate=alphabeta:depth=1",
-        "eval.ladder=[\"alphabeta:depth=1\"]",
+        "net.accumulator=16", "net.hidden=[8]", "loop.games_per_cycle=1000000", "loop.max_minutes=0.25",
+        "selfplay.alphabeta_nodes=200", "selfplay.alphabeta_hash_mib=1", "train.batch_size=16", "train.window_min=100",
+        "eval.games=2", "eval.candidate=alphabeta:depth=1", "eval.ladder=[\"alphabeta:depth=1\"]",
     ];
     let mut args = vec!["loop", "--config", config, "--run", run.to_str().unwrap()];
     for s in &sets {
@@ -620,6 +588,21 @@ fn egtb_build_probe_verify_and_resume() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert_eq!(text.lines().filter(|l| l.ends_with(" ok")).count(), 2, "{text}");
+
+    // The engine with the databases: Black wins only by 28-5 (a zugzwang), under rules without a
+    // lone-king counter (FMJD's 5-move rule would count here, and the engine does not probe then).
+    let o = draughts(&["search", "--fen", "B:WK46:BK28", "--depth", "3", "--rules", "no-capture-25", "--egtb", out_s], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("# endgame databases: up to 3 pieces") && text.contains("bestmove 28-5"), "{text}");
+    let o = draughts(&["match", "--a", &format!("alphabeta:depth=1,egtb={out_s}"), "--b", "alphabeta:depth=1", "--games", "2"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = draughts(&["match", "--a", "alphabeta:depth=1,egtb=/nonexistent", "--b", "alphabeta:depth=1", "--games", "2"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/nonexistent"), "{}", stderr(&o));
+    let o = draughts(&["hub", "--egtb", dir.path().to_str().unwrap()], Some("quit\n"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no complete set of tables"), "{}", stderr(&o));
 
     // Bad input: exit 2 with a message naming it.
     let o = draughts(&["egtb", "build", "--pieces", "9", "--out", out_s], None);

@@ -214,7 +214,12 @@ impl Position {
         // Square n -> 51 - n is bit b -> 53 - b in the ghost-bit layout (rows of 11 bits are
         // symmetric about the middle), so the turn is a bit reversal of the 54 used bits.
         let flip = |b: Bitboard| Bitboard(b.0.reverse_bits() >> 10);
-        Position { white: flip(self.black), black: flip(self.white), kings: flip(self.kings), side: !self.side }
+        Position {
+            white: flip(self.black),
+            black: flip(self.white),
+            kings: flip(self.kings),
+            side: !self.side,
+        }
     }
 
     /// The position after `mv`, which must be legal here (debug builds check what they cheaply
@@ -344,7 +349,10 @@ mod tests {
             Position::from_pieces(s(3), e, e, e, Color::White),
             Err(PositionError::ManOnPromotionRow { color: Color::White, square: Square::new(3).unwrap() })
         );
-        assert_eq!(Position::from_pieces(s(20), e, e, s(20), Color::White), Err(PositionError::Overlap(Square::new(20).unwrap())));
+        assert_eq!(
+            Position::from_pieces(s(20), e, e, s(20), Color::White),
+            Err(PositionError::Overlap(Square::new(20).unwrap()))
+        );
         assert!(Position::from_pieces(e, s(3), s(3).shift(crate::Direction::DownLeft), e, Color::Black).is_ok());
     }
 }

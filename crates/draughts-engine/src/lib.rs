@@ -26,6 +26,7 @@
 //!   regression check for search changes (Stockfish's `bench`).
 
 mod bench;
+mod endgames;
 mod eval;
 mod evaluation;
 mod limits;
@@ -34,6 +35,7 @@ mod search;
 mod tt;
 
 pub use bench::{bench, bench_with, BenchPosition, BenchResult, BENCH_DEPTH, BENCH_POSITIONS};
+pub use endgames::{Endgames, RULE_MARGIN, TB_WIN};
 pub use eval::{evaluate, Evaluator, Weights};
 pub use evaluation::{one_step_moves, score_from_wdl, wdl_from_score, Evaluation, HandMade, Learned, LEARNED_SCORE_LIMIT};
 pub use limits::{Clock, Level, Limits, Noise, UnknownLevel, EASY_NOISE_MARGIN};

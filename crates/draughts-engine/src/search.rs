@@ -29,9 +29,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use draughts_core::{Bitboard, Color, Game, Move, MoveList, Outcome, Position, Rules};
+use draughts_egtb::Wdl;
 use draughts_nnue::{Network, Precision};
 use smallvec::SmallVec;
 
+use crate::endgames::{Endgames, RULE_MARGIN, TB_WIN};
 use crate::eval::{Evaluator, Weights};
 use crate::evaluation::{Evaluation, HandMade, Learned};
 use crate::limits::{Limits, Stability, TimePlan};
@@ -72,12 +74,14 @@ pub struct EngineConfig {
     pub network: Option<Arc<Network>>,
     /// The search's optional techniques.
     pub options: SearchOptions,
+    /// Endgame databases probed in the search (see [`Endgames`]).
+    pub egtb: Option<Endgames>,
 }
 
 impl Default for EngineConfig {
     /// 16 MiB, the hand-made evaluation with its default weights.
     fn default() -> EngineConfig {
-        EngineConfig { tt_mib: 16, weights: Weights::default(), network: None, options: SearchOptions::default() }
+        EngineConfig { tt_mib: 16, weights: Weights::default(), network: None, options: SearchOptions::default(), egtb: None }
     }
 }
 
@@ -107,6 +111,8 @@ pub struct SearchInfo {
     pub hashfull: u32,
     /// Principal variation.
     pub pv: Vec<Move>,
+    /// Positions whose value came from the endgame databases so far.
+    pub tbhits: u64,
 }
 
 /// What a search found.
@@ -127,6 +133,8 @@ pub struct SearchResult {
     pub pv: Vec<Move>,
     /// Time taken.
     pub time: Duration,
+    /// Positions whose value came from the endgame databases.
+    pub tbhits: u64,
 }
 
 /// The alpha-beta engine. It keeps its transposition table and history between searches of a
@@ -211,11 +219,15 @@ fn ending(pos: &Position) -> u8 {
     0
 }
 
+/// Scores from here up are mates or database wins, which count plies from the root: the table
+/// stores them from the node instead.
+const PLY_SCORE_BOUND: i32 = TB_WIN - MAX_PLY as i32;
+
 #[inline]
 fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= PLY_SCORE_BOUND {
         score + ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -PLY_SCORE_BOUND {
         score - ply as i32
     } else {
         score
@@ -224,9 +236,9 @@ fn score_to_tt(score: i32, ply: usize) -> i32 {
 
 #[inline]
 fn score_from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= PLY_SCORE_BOUND {
         score - ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -PLY_SCORE_BOUND {
         score + ply as i32
     } else {
         score
@@ -284,12 +296,13 @@ impl Engine {
     ) -> SearchResult {
         let Engine { tt, tables, evaluator, learned, config } = self;
         let opts = config.options;
+        let egtb = config.egtb.as_ref();
         match learned {
             Some(l) => {
                 l.set_precision(if opts.quantised { Precision::Int8 } else { Precision::Float });
-                run(tt, tables, l, opts, game, limits, stop, on_iteration)
+                run(tt, tables, l, opts, egtb, game, limits, stop, on_iteration)
             }
-            None => run(tt, tables, HandMade(evaluator), opts, game, limits, stop, on_iteration),
+            None => run(tt, tables, HandMade(evaluator), opts, egtb, game, limits, stop, on_iteration),
         }
     }
 
@@ -313,6 +326,7 @@ fn run<E: Evaluation>(
     tables: &mut Tables,
     ev: E,
     opts: SearchOptions,
+    egtb: Option<&Endgames>,
     game: &Game,
     limits: &Limits,
     stop: &AtomicBool,
@@ -334,6 +348,7 @@ fn run<E: Evaluation>(
                 nodes: 0,
                 pv: Vec::new(),
                 time: start.elapsed(),
+                tbhits: 0,
             };
         }
 
@@ -384,6 +399,9 @@ fn run<E: Evaluation>(
             iter_best: None,
             opts,
             in_probcut: false,
+            egtb,
+            egtb_root: None,
+            tb_hits: 0,
         };
         let ctr = Ctr {
             no_progress: counters.no_progress,
@@ -393,6 +411,19 @@ fn run<E: Evaluation>(
         };
         let hash = game.hash();
         let mut root_moves: Vec<Move> = game.legal_moves().into_vec();
+        // In the databases: only the moves that keep the root's value.
+        if let Some(v) = s.egtb_value(&pos, &ctr, s.plies_to_rule(&ctr)) {
+            if v != Wdl::Loss {
+                let tb = s.egtb.expect("a value came from the databases").tablebase();
+                let keep: Vec<Move> =
+                    root_moves.iter().copied().filter(|m| tb.probe(&pos.play(m)).ok().map(Wdl::flip) == Some(v)).collect();
+                if !keep.is_empty() {
+                    root_moves = keep;
+                }
+            }
+            let men = pos.piece_count() - pos.all_kings().count();
+            s.egtb_root = Some((pos.piece_count(), men));
+        }
         let mut root_scores = vec![-INF; root_moves.len()];
         let noise = limits.noise;
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
@@ -460,6 +491,7 @@ fn run<E: Evaluation>(
                 time,
                 hashfull: s.tt.hashfull(),
                 pv: pv.clone(),
+                tbhits: s.tb_hits,
             });
             if let Some(plan) = plan {
                 let soft = if opts.time_policy { plan.soft_after(&stability) } else { plan.soft };
@@ -493,7 +525,18 @@ fn run<E: Evaluation>(
             nodes: s.nodes,
             pv,
             time: start.elapsed(),
+            tbhits: s.tb_hits,
         }
+    }
+}
+
+/// The search score of a database value at `ply`: a nearer win scores higher.
+#[inline]
+fn wdl_score(v: Wdl, ply: usize) -> i32 {
+    match v {
+        Wdl::Win => TB_WIN - ply as i32,
+        Wdl::Draw => 0,
+        Wdl::Loss => -TB_WIN + ply as i32,
     }
 }
 
@@ -526,6 +569,12 @@ struct Searcher<'a, E> {
     opts: SearchOptions,
     /// Inside ProbCut's reduced search (no ProbCut there).
     in_probcut: bool,
+    /// Endgame databases, if any.
+    egtb: Option<&'a Endgames>,
+    /// When the root is in the databases: its pieces and men (only less material is probed).
+    egtb_root: Option<(u32, u32)>,
+    /// Database probes answered.
+    tb_hits: u64,
 }
 
 impl<E: Evaluation> Searcher<'_, E> {
@@ -602,6 +651,33 @@ impl<E: Evaluation> Searcher<'_, E> {
             return Some(if pos.count_legal_moves_with(self.promote) > 0 { 0 } else { -MATE + ply as i32 });
         }
         None
+    }
+
+    /// The database score of `pos` at `ply`, when the databases hold it and no counting draw
+    /// rule could decide the game first (see [`Endgames`]).
+    #[inline]
+    fn probe_egtb(&mut self, pos: &Position, c: &Ctr, left: i32, ply: usize) -> Option<i32> {
+        self.egtb_value(pos, c, left).map(|v| wdl_score(v, ply))
+    }
+
+    /// The database value behind [`Searcher::probe_egtb`].
+    #[inline]
+    fn egtb_value(&mut self, pos: &Position, c: &Ctr, left: i32) -> Option<Wdl> {
+        let eg = self.egtb?;
+        let pieces = pos.piece_count();
+        // (A side without pieces has lost: the search scores that as a mate.)
+        let both = pos.pieces(Color::White).any() && pos.pieces(Color::Black).any();
+        if pieces > eg.pieces() || c.ending != 0 || left <= RULE_MARGIN || !both {
+            return None;
+        }
+        if let Some((root_pieces, root_men)) = self.egtb_root {
+            if pieces == root_pieces && pieces - pos.all_kings().count() == root_men {
+                return None;
+            }
+        }
+        let v = eg.tablebase().probe(pos).ok()?;
+        self.tb_hits += 1;
+        Some(v)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -706,6 +782,11 @@ impl<E: Evaluation> Searcher<'_, E> {
         beta = beta.min(MATE - ply as i32 - 1);
         if alpha >= beta {
             return alpha;
+        }
+        if self.egtb.is_some() {
+            if let Some(v) = self.probe_egtb(pos, &c, left, ply) {
+                return v;
+            }
         }
 
         // Beyond the horizon only captures are searched. (Above it, move generation finds out
