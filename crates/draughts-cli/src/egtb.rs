@@ -47,6 +47,19 @@ enum EgtbCommand {
         #[arg(long)]
         fen: Option<String>,
     },
+    /// Time probes: seeded random positions of every table in DIR (both sides to move), split
+    /// into positions with a capture for the side to move and quiet ones; prints ns per probe.
+    Bench {
+        /// The directory of the tables.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Positions drawn per table.
+        #[arg(long, default_value_t = 20_000)]
+        positions: u64,
+        /// Seed of the draw.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Check every stored value against the values of its successors. Exit status 1 if any
     /// disagrees.
     Verify {
@@ -67,6 +80,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         EgtbCommand::Build { pieces, out, threads, json } => run_build(pieces, &out, threads, json),
         EgtbCommand::Probe { dir, fen } => run_probe(&dir, fen.as_deref()),
         EgtbCommand::Verify { dir, materials, threads } => run_verify(&dir, &materials, threads),
+        EgtbCommand::Bench { dir, positions, seed } => run_bench(&dir, positions, seed),
     }
 }
 
@@ -240,6 +254,50 @@ fn run_probe(dir: &Path, fen: Option<&str>) -> anyhow::Result<ExitCode> {
     if failed > 0 {
         eprintln!("error: {failed} line(s) could not be probed");
         return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_bench(dir: &Path, per_table: u64, seed: u64) -> anyhow::Result<ExitCode> {
+    let tb = open(dir)?;
+    if tb.materials().is_empty() {
+        return Err(bad_input(format!("{} holds no endgame tables", dir.display())));
+    }
+    let mut rng = seed ^ 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let (mut quiet, mut capture) = (Vec::new(), Vec::new());
+    for m in tb.materials() {
+        let table = tb.table(m).map_err(bad_input)?;
+        let ix = table.indexer();
+        let mut drawn = 0;
+        while drawn < per_table {
+            let Some(p) = ix.position(next() % ix.size()) else { continue };
+            drawn += 1;
+            let p = if next() & 1 == 0 { p } else { p.flipped() };
+            if p.has_capture() { &mut capture } else { &mut quiet }.push(p);
+        }
+    }
+    println!("# seed {seed}, {} tables, every table read into memory first", tb.materials().len());
+    for (name, set) in [("quiet", &quiet), ("capture", &capture)] {
+        if set.is_empty() {
+            continue;
+        }
+        let mut best = f64::INFINITY;
+        let mut sum = 0u64;
+        for _ in 0..5 {
+            let t0 = Instant::now();
+            for p in set.iter() {
+                sum += tb.probe(p).map_err(bad_input)?.code() as u64;
+            }
+            best = best.min(t0.elapsed().as_secs_f64() * 1e9 / set.len() as f64);
+        }
+        println!("{name:<8} {:>9} positions  {best:>7.1} ns per probe (best of 5 rounds; checksum {sum})", set.len());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -604,6 +604,10 @@ fn egtb_build_probe_verify_and_resume() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("no complete set of tables"), "{}", stderr(&o));
 
+    let o = draughts(&["egtb", "bench", "--dir", out_s, "--positions", "100"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("ns per probe"), "{}", stdout(&o));
+
     // Bad input: exit 2 with a message naming it.
     let o = draughts(&["egtb", "build", "--pieces", "9", "--out", out_s], None);
     assert_eq!(o.status.code(), Some(2));

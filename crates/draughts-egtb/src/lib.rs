@@ -16,7 +16,6 @@ mod material;
 pub mod table;
 pub mod verify;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -125,24 +124,40 @@ struct Slot {
     table: OnceLock<Loaded>,
 }
 
+/// The slot of a material: its four counts as decimal digits (`None` beyond 9 of a kind, which
+/// no table holds).
+#[inline]
+fn slot_of(m: Material) -> Option<usize> {
+    let c = [m.white_men, m.white_kings, m.black_men, m.black_kings];
+    if c.iter().any(|&x| x > 9) {
+        return None;
+    }
+    Some(c.iter().fold(0, |acc, &x| acc * 10 + x as usize))
+}
+
+fn empty_slots() -> Vec<Option<Box<Slot>>> {
+    (0..10_000).map(|_| None).collect()
+}
+
 /// A directory of tables. Tables are read on first use and stay in memory.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tablebase {
     dir: Option<PathBuf>,
-    slots: HashMap<Material, Slot>,
+    /// By [`slot_of`] the material: a plain array, since a probe looks one up every time.
+    slots: Vec<Option<Box<Slot>>>,
 }
 
 impl Tablebase {
     /// No tables (a build adds them as it solves them).
     pub fn empty() -> Tablebase {
-        Tablebase::default()
+        Tablebase { dir: None, slots: empty_slots() }
     }
 
     /// The tables in `dir` (every file named `{material}.wdl`). Each file's header is checked
     /// now, its contents and checksum when a probe first needs it.
     pub fn open(dir: &Path) -> Result<Tablebase, TableError> {
         let io = |source| TableError::Io { path: dir.to_owned(), source };
-        let mut slots = HashMap::new();
+        let mut slots = empty_slots();
         for entry in std::fs::read_dir(dir).map_err(io)? {
             let entry = entry.map_err(io)?;
             let name = entry.file_name();
@@ -150,7 +165,7 @@ impl Tablebase {
             let Ok(material) = stem.parse::<Material>() else { continue };
             let path = entry.path();
             Table::read_header(&path, material)?;
-            slots.insert(material, Slot { path: Some(path), table: OnceLock::new() });
+            slots[slot_of(material).expect("a file name holds digits")] = Some(Box::new(Slot { path: Some(path), table: OnceLock::new() }));
         }
         Ok(Tablebase { dir: Some(dir.to_owned()), slots })
     }
@@ -165,17 +180,17 @@ impl Tablebase {
         let slot = Slot { path: None, table: OnceLock::new() };
         let material = table.material();
         slot.table.set(Ok(Arc::new(table))).expect("a new slot is empty");
-        self.slots.insert(material, slot);
+        self.slots[slot_of(material).expect("at most 9 pieces of a kind in a table")] = Some(Box::new(slot));
     }
 
     /// Whether the table of `material` is here (read or not).
     pub fn has(&self, material: Material) -> bool {
-        self.slots.contains_key(&material)
+        slot_of(material).is_some_and(|i| self.slots[i].is_some())
     }
 
     /// The materials present, in build order.
     pub fn materials(&self) -> Vec<Material> {
-        let mut m: Vec<Material> = self.slots.keys().copied().collect();
+        let mut m: Vec<Material> = Material::all_up_to(9).into_iter().filter(|m| self.has(*m)).collect();
         m.sort_by_key(|m| (m.pieces(), m.men(), *m));
         m
     }
@@ -195,14 +210,19 @@ impl Tablebase {
 
     /// The table of `material`, read now if it was not yet.
     pub fn table(&self, material: Material) -> Result<Arc<Table>, ProbeError> {
-        let slot = self.slots.get(&material).ok_or_else(|| ProbeError::Missing { material, file: material.file_name(), dir: self.dir_name() })?;
+        self.loaded(material).cloned()
+    }
+
+    /// The table of `material` (read now if it was not yet), borrowed: no reference count.
+    fn loaded(&self, material: Material) -> Result<&Arc<Table>, ProbeError> {
+        let slot = slot_of(material).and_then(|i| self.slots[i].as_deref()).ok_or_else(|| ProbeError::Missing { material, file: material.file_name(), dir: self.dir_name() })?;
         slot.table
             .get_or_init(|| {
                 let path = slot.path.as_deref().expect("tables held in memory are set when inserted");
                 Table::read(path, material).map(Arc::new).map_err(|e| e.to_string())
             })
-            .clone()
-            .map_err(ProbeError::Unreadable)
+            .as_ref()
+            .map_err(|e| ProbeError::Unreadable(e.clone()))
     }
 
     fn dir_name(&self) -> String {
@@ -227,7 +247,7 @@ impl Tablebase {
                 return Err(ProbeError::TooManyPieces { pieces: material.pieces(), max, dir: self.dir_name() });
             }
         }
-        let table = self.table(material)?;
+        let table = self.loaded(material)?;
         Ok(table.get(table.indexer().index(&white)))
     }
 }
