@@ -270,3 +270,23 @@ fn the_openapi_description_parses_and_names_what_is_served() {
         assert!(matches!((path.as_str(), status), (_, 200) | ("/api/run", 404) | ("/api/move", 400)), "{path}: {status}");
     }
 }
+
+#[test]
+fn levels_with_egtb_probe_the_served_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let o = Command::new(env!("CARGO_BIN_EXE_draughts")).args(["egtb", "build", "--pieces", "3", "--out", db.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = serve(&["--egtb", db.to_str().unwrap()]);
+    let (status, body) = request(&s.addr, "GET", "/api/info", b"");
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    let levels = v["levels"].as_array().unwrap();
+    let pieces = |name: &str| levels.iter().find(|l| l["name"] == name).unwrap()["egtb_pieces"].clone();
+    assert_eq!(pieces("hard"), json!(3), "{v}");
+    assert_eq!(pieces("easy"), Value::Null);
+    // Black wins only by 28-5 (a zugzwang on the long diagonal); rules without a lone-king counter.
+    let (status, v) = post(&s.addr, "/api/move", &json!({"level": "hard", "fen": "B:WK46:BK28", "rules": "no-capture-25", "movetime_ms": 50}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["hub"], "28-5", "{v}");
+}

@@ -16,7 +16,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use draughts_egtb::{TableError, Tablebase};
+use draughts_core::{Color, Game};
+use draughts_egtb::{TableError, Tablebase, Wdl};
 
 /// A database win at ply `n` scores `TB_WIN - n` (above every evaluation, below every mate).
 pub const TB_WIN: i32 = 20_000;
@@ -51,6 +52,28 @@ impl Endgames {
     /// The largest piece count probed (every material up to it is present).
     pub fn pieces(&self) -> u32 {
         self.pieces
+    }
+
+    /// The database value of the game's position for the side to move, where the search would
+    /// trust it: within the piece count, both sides with pieces, not in a lone-king ending the
+    /// rules count, and no counting rule within [`RULE_MARGIN`] plies of its end. What self-play
+    /// adjudicates by.
+    pub fn value_in_game(&self, game: &Game) -> Option<Wdl> {
+        let pos = game.position();
+        let both = pos.pieces(Color::White).any() && pos.pieces(Color::Black).any();
+        if pos.piece_count() > self.pieces || !both {
+            return None;
+        }
+        let d = &game.rules().draw;
+        if (d.three_vs_one_plies.is_some() || d.two_vs_one_plies.is_some()) && crate::search::ending(pos) != 0 {
+            return None;
+        }
+        let c = game.counters();
+        let left = |limit: Option<u16>, n: u16| limit.map_or(i32::MAX, |l| l as i32 - n as i32);
+        if left(d.no_progress_plies, c.no_progress).min(left(d.no_capture_plies, c.no_capture)) <= RULE_MARGIN {
+            return None;
+        }
+        self.tb.probe(pos).ok()
     }
 }
 

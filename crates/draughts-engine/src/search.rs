@@ -204,7 +204,7 @@ struct Ctr {
 
 /// The lone-king ending of `pos`, as `draughts_core::Game` classifies it.
 #[inline]
-fn ending(pos: &Position) -> u8 {
+pub(crate) fn ending(pos: &Position) -> u8 {
     let lone = |c: Color| pos.pieces(c).count() == 1 && pos.kings(c).count() == 1;
     for c in [Color::White, Color::Black] {
         if lone(c) && pos.kings(!c).any() {

@@ -21,13 +21,14 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::SelfplayConfig;
 use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError, Stop};
-use crate::record::{quantise_policy, GameEnd};
+use crate::record::{quantise_policy, GameEnd, Wdl};
 
 /// Plays game `index` of a run with `engine`. Returns `None` when `stop` was set mid-game.
 pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, index: u64, worker: usize, stop: &AtomicBool, nodes: &mut u64) -> Option<FinishedGame> {
     let seed = game_seed(config.seed, index);
     let mut rng = ChaCha8Rng::seed_from_u64(sub_seed(seed, 1));
-    let (mut game, opening_plies) = random_opening(rules, config.random_opening_plies, &mut rng);
+    let start = config.start_position().expect("the config was validated");
+    let (mut game, opening_plies) = random_opening(start, rules, config.random_opening_plies, &mut rng);
     engine.new_game();
     let mut pending = Vec::new();
     let end = loop {
@@ -36,6 +37,20 @@ pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, ind
         }
         if game.ply() >= config.max_plies as usize {
             break GameEnd::MaxPlies;
+        }
+        let exact = engine.config().egtb.as_ref().and_then(|e| e.value_in_game(&game)).map(|v| match v {
+            draughts_egtb::Wdl::Win => Wdl::Win,
+            draughts_egtb::Wdl::Draw => Wdl::Draw,
+            draughts_egtb::Wdl::Loss => Wdl::Loss,
+        });
+        if let (Some(v), true) = (exact, config.egtb_adjudicate) {
+            let side = game.position().side_to_move();
+            let winner = match v {
+                Wdl::Win => Some(side),
+                Wdl::Draw => None,
+                Wdl::Loss => Some(!side),
+            };
+            break GameEnd::Egtb { winner };
         }
         if stop.load(Ordering::Relaxed) {
             return None;
@@ -47,7 +62,9 @@ pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, ind
         *nodes += r.nodes;
         // Invariant: a game that is not over always gets a move.
         let mv = r.best?;
-        pending.push(PendingRecord::of(&game, quantise_policy(&[(mv, 1.0)]), wdl_from_score(r.score), true, false));
+        let mut record = PendingRecord::of(&game, quantise_policy(&[(mv, 1.0)]), wdl_from_score(r.score), true, false);
+        record.exact = exact.filter(|_| config.egtb_targets);
+        pending.push(record);
         game.play_unchecked(mv);
     };
     let searches = pending.len() as u32;

@@ -1,6 +1,6 @@
 //! Self-play configuration.
 
-use draughts_core::Rules;
+use draughts_core::{Position, Rules};
 use serde::{Deserialize, Serialize};
 
 /// The player that generates the games.
@@ -65,6 +65,9 @@ pub struct SelfplayConfig {
     /// Uniformly random plies played from the start position before the first search, for
     /// opening diversity (seeded; not recorded). Default 0.
     pub random_opening_plies: u32,
+    /// Where every game starts, as FEN (for example an ending to study); empty (default): the
+    /// start position.
+    pub start_fen: String,
     /// Rules preset name: `fmjd` (default), `no-capture-25`, `promote-in-capture`.
     pub rules: String,
     /// Master seed. Game `i` of a run plays with a seed derived from (`seed`, `i`) only, so a run
@@ -86,6 +89,15 @@ pub struct SelfplayConfig {
     pub alphabeta_margin: i32,
     /// Alpha-beta generator: transposition table per worker, MiB. Default 16.
     pub alphabeta_hash_mib: usize,
+    /// Alpha-beta generator: a directory of endgame tables (`draughts egtb build`) that the
+    /// engine probes. Empty (default): none.
+    pub egtb: String,
+    /// With `egtb`: a game ends as soon as its position has a database value the search would
+    /// trust (`draughts_engine::Endgames::value_in_game`), with that result. Default true.
+    pub egtb_adjudicate: bool,
+    /// With `egtb`: a record of a database position takes the database value as its result and
+    /// as its root estimate (instead of the game's result and the search score). Default true.
+    pub egtb_targets: bool,
 }
 
 impl Default for SelfplayConfig {
@@ -103,6 +115,7 @@ impl Default for SelfplayConfig {
             resign_playthrough_fraction: 0.1,
             max_plies: 400,
             random_opening_plies: 0,
+            start_fen: String::new(),
             rules: "fmjd".to_owned(),
             seed: 0,
             records_per_shard: 4096,
@@ -111,6 +124,9 @@ impl Default for SelfplayConfig {
             alphabeta_nodes: 4000,
             alphabeta_margin: 30,
             alphabeta_hash_mib: 16,
+            egtb: String::new(),
+            egtb_adjudicate: true,
+            egtb_targets: true,
         }
     }
 }
@@ -126,6 +142,14 @@ pub struct ConfigError {
 }
 
 impl SelfplayConfig {
+    /// Where games start: `start_fen`, or the start position when it is empty.
+    pub fn start_position(&self) -> Result<Position, ConfigError> {
+        if self.start_fen.is_empty() {
+            return Ok(Position::start());
+        }
+        Position::from_fen(&self.start_fen).map_err(|e| ConfigError { field: "start_fen", problem: format!("`{}`: {e}", self.start_fen) })
+    }
+
     /// Checks every value and returns the rules the preset names; the error names the key and
     /// the allowed range.
     pub fn validate(&self) -> Result<Rules, ConfigError> {
@@ -160,6 +184,13 @@ impl SelfplayConfig {
         }
         if self.alphabeta_nodes == 0 {
             return err("alphabeta_nodes", "must be at least 1".into());
+        }
+        let start = self.start_position()?;
+        if start.count_legal_moves() == 0 {
+            return err("start_fen", format!("`{}`: the side to move has no move", self.start_fen));
+        }
+        if !self.egtb.is_empty() && self.generator != Generator::Alphabeta {
+            return err("egtb", "is used by the alpha-beta generator only (generator = \"alphabeta\")".into());
         }
         if self.alphabeta_margin < 0 {
             return err("alphabeta_margin", format!("must be >= 0, not {}", self.alphabeta_margin));
@@ -210,6 +241,9 @@ mod tests {
             (SelfplayConfig { temperature: f32::NAN, ..d() }, "temperature"),
             (SelfplayConfig { resign_threshold: -1.5, ..d() }, "resign_threshold"),
             (SelfplayConfig { resign_playthrough_fraction: 2.0, ..d() }, "resign_playthrough_fraction"),
+            (SelfplayConfig { start_fen: "W:W99:B1".into(), ..d() }, "start_fen"),
+            (SelfplayConfig { start_fen: "W:W46:B41,37".into(), ..d() }, "start_fen"),
+            (SelfplayConfig { egtb: "db".into(), ..d() }, "egtb"),
             (SelfplayConfig { max_plies: 0, ..d() }, "max_plies"),
             (SelfplayConfig { random_opening_plies: 400, ..d() }, "random_opening_plies"),
             (SelfplayConfig { rules: "russian".into(), ..d() }, "rules"),

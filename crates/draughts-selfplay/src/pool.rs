@@ -178,8 +178,8 @@ fn splitmix(x: u64) -> u64 {
 
 /// A new game after `plies` uniformly random plies (fewer if the game would end), and the
 /// number played.
-pub(crate) fn random_opening(rules: Rules, plies: u32, rng: &mut ChaCha8Rng) -> (Game, u16) {
-    let mut game = Game::new(rules);
+pub(crate) fn random_opening(start: Position, rules: Rules, plies: u32, rng: &mut ChaCha8Rng) -> (Game, u16) {
+    let mut game = Game::from_position(start, rules);
     let mut played = 0;
     for _ in 0..plies {
         let moves = game.legal_moves();
@@ -208,6 +208,8 @@ pub(crate) struct PendingRecord {
     pub root_wdl: [f32; 3],
     pub full: bool,
     pub past_resignation: bool,
+    /// The position's value from the endgame databases, for the side to move (`egtb_targets`).
+    pub exact: Option<Wdl>,
 }
 
 impl PendingRecord {
@@ -222,6 +224,7 @@ impl PendingRecord {
             root_wdl,
             full,
             past_resignation,
+            exact: None,
         }
     }
 }
@@ -256,7 +259,7 @@ impl Played {
             .pending
             .into_iter()
             .map(|p| TrainingRecord {
-                result: Wdl::for_side(winner, p.position.side_to_move()),
+                result: p.exact.unwrap_or_else(|| Wdl::for_side(winner, p.position.side_to_move())),
                 moves_left: (end_ply - p.ply as usize).min(u16::MAX as usize) as u16,
                 flags: game_flags
                     .with(RecordFlags::FULL_SEARCH, p.full)
@@ -267,7 +270,7 @@ impl Played {
                 repetitions: p.repetitions,
                 ply: p.ply,
                 policy: p.policy,
-                root_wdl: p.root_wdl,
+                root_wdl: p.exact.map_or(p.root_wdl, Wdl::one_hot),
             })
             .collect();
         FinishedGame {
@@ -488,7 +491,8 @@ impl<E: Evaluator> Pool<E> {
         let seed = game_seed(self.config.seed, index);
         let mut rng = ChaCha8Rng::seed_from_u64(sub_seed(seed, 1));
         let playthrough = rng.gen::<f32>() < self.config.resign_playthrough_fraction;
-        let (game, opening_plies) = random_opening(self.rules, self.config.random_opening_plies, &mut rng);
+        let start = self.config.start_position().expect("the config was validated");
+        let (game, opening_plies) = random_opening(start, self.rules, self.config.random_opening_plies, &mut rng);
         let mcts = MctsConfig { seed: sub_seed(seed, 2), ..self.mcts };
         let mut search = Search::new(game, mcts).map_err(|e| self.search_error(index, e))?;
         let budget = self.mcts.draw_budget(&mut rng);
@@ -657,6 +661,8 @@ pub struct Progress {
     pub resigned: u64,
     /// Games adjudicated at `max_plies`.
     pub max_plies: u64,
+    /// Games adjudicated by the endgame databases (`egtb_adjudicate`).
+    pub egtb: u64,
     /// Playthrough games in which a side would have resigned.
     pub playthrough_would_resign: u64,
     /// Of those, the games the would-be resigner did not lose (false resignations).
@@ -688,6 +694,7 @@ impl Progress {
         match s.end {
             GameEnd::Resigned { .. } => self.resigned += 1,
             GameEnd::MaxPlies => self.max_plies += 1,
+            GameEnd::Egtb { .. } => self.egtb += 1,
             GameEnd::Rules(_) => {}
         }
         if let Some(correct) = s.resign_correct() {

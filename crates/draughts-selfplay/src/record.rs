@@ -358,6 +358,11 @@ pub enum GameEnd {
     },
     /// Adjudicated a draw at `max_plies`.
     MaxPlies,
+    /// Adjudicated by the endgame databases when the game reached them.
+    Egtb {
+        /// The winner; `None` for a draw.
+        winner: Option<Color>,
+    },
 }
 
 impl GameEnd {
@@ -366,6 +371,7 @@ impl GameEnd {
         match *self {
             GameEnd::Rules(Outcome::Win { winner, .. }) => Some(winner),
             GameEnd::Resigned { loser } => Some(!loser),
+            GameEnd::Egtb { winner } => winner,
             GameEnd::Rules(Outcome::Draw(_)) | GameEnd::MaxPlies => None,
         }
     }
@@ -399,6 +405,9 @@ impl GameEnd {
             }
             GameEnd::Resigned { loser } => (7, color_code(loser)),
             GameEnd::MaxPlies => (8, 0),
+            // (Codes 9 and 10 came with endgame tables; shards without them read as before.)
+            GameEnd::Egtb { winner: Some(c) } => (9, color_code(c)),
+            GameEnd::Egtb { winner: None } => (10, 0),
         }
     }
 
@@ -411,6 +420,8 @@ impl GameEnd {
             2..=6 => GameEnd::Rules(Outcome::Draw(DRAW_REASONS[code as usize - 2])),
             7 => GameEnd::Resigned { loser: color_from(color)? },
             8 => GameEnd::MaxPlies,
+            9 => GameEnd::Egtb { winner: Some(color_from(color)?) },
+            10 => GameEnd::Egtb { winner: None },
             _ => return None,
         })
     }
@@ -425,6 +436,8 @@ impl fmt::Display for GameEnd {
             GameEnd::Rules(o) => write!(f, "{o}"),
             GameEnd::Resigned { loser } => write!(f, "{} resigned", loser.name()),
             GameEnd::MaxPlies => f.write_str("draw adjudicated at the ply limit"),
+            GameEnd::Egtb { winner: Some(c) } => write!(f, "{} wins by the endgame tables", c.name()),
+            GameEnd::Egtb { winner: None } => f.write_str("draw by the endgame tables"),
         }
     }
 }
@@ -551,7 +564,13 @@ mod tests {
 
     #[test]
     fn game_end_codes_round_trip() {
-        let mut ends = vec![GameEnd::MaxPlies, GameEnd::Resigned { loser: Color::Black }];
+        let mut ends = vec![
+            GameEnd::MaxPlies,
+            GameEnd::Resigned { loser: Color::Black },
+            GameEnd::Egtb { winner: Some(Color::White) },
+            GameEnd::Egtb { winner: Some(Color::Black) },
+            GameEnd::Egtb { winner: None },
+        ];
         for winner in [Color::White, Color::Black] {
             for reason in [WinReason::NoPieces, WinReason::NoMoves] {
                 ends.push(GameEnd::Rules(Outcome::Win { winner, reason }));
@@ -562,6 +581,7 @@ mod tests {
             let (c, k) = end.encode();
             assert_eq!(GameEnd::decode(c, k), Some(end));
         }
-        assert_eq!(GameEnd::decode(9, 0), None);
+        assert_eq!(GameEnd::decode(11, 0), None);
+        assert_eq!(GameEnd::decode(9, 2), None);
     }
 }

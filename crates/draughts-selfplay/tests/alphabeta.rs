@@ -78,3 +78,90 @@ fn games_depend_on_the_seed_and_index_only_and_open_differently() {
     }
     println!("{ends:?}");
 }
+
+/// Every table of up to three pieces, solved in memory.
+fn three_piece_tables() -> draughts_engine::Endgames {
+    use draughts_egtb::{build, Material, Tablebase};
+    let mut tb = Tablebase::empty();
+    for m in Material::all_up_to(3) {
+        if m.swapped() >= m {
+            for t in build::solve(&tb, m, &|_| {}).tables {
+                tb.insert(t);
+            }
+        }
+    }
+    draughts_engine::Endgames::new(std::sync::Arc::new(tb))
+}
+
+fn play_with(config: &SelfplayConfig, engine: &EngineConfig, games: u64) -> Vec<FinishedGame> {
+    let mut out = Vec::new();
+    run_alphabeta_workers(
+        config,
+        engine,
+        games,
+        |g| {
+            out.push(g);
+            Ok::<(), std::io::Error>(())
+        },
+        |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    out.sort_by_key(|g| g.summary.index);
+    out
+}
+
+#[test]
+fn endgame_tables_adjudicate_games_and_give_exact_targets() {
+    use draughts_core::Game;
+    use draughts_selfplay::{GameEnd, Wdl};
+    let egtb = three_piece_tables();
+    let engine = EngineConfig { egtb: Some(egtb.clone()), ..EngineConfig::default() };
+    // Games from an ending of five men, which trades down into the three-piece tables.
+    let config = SelfplayConfig {
+        max_plies: 400,
+        start_fen: "W:W31,32,38:B13,19".into(),
+        random_opening_plies: 4,
+        egtb: "set by the engine config in this test".into(),
+        ..config(2)
+    };
+    let exact = |pos, counters, rules| {
+        egtb.value_in_game(&Game::with_counters(pos, counters, rules)).map(|v| match v {
+            draughts_egtb::Wdl::Win => Wdl::Win,
+            draughts_egtb::Wdl::Draw => Wdl::Draw,
+            draughts_egtb::Wdl::Loss => Wdl::Loss,
+        })
+    };
+    let games = play_with(&config, &engine, 12);
+    let rules = config.validate().unwrap();
+    let adjudicated: Vec<&FinishedGame> = games.iter().filter(|g| matches!(g.summary.end, GameEnd::Egtb { .. })).collect();
+    assert!(!adjudicated.is_empty(), "no game reached the tables: {:?}", games.iter().map(|g| g.summary.end.to_string()).collect::<Vec<_>>());
+    let mut exact_records = 0;
+    for g in &games {
+        // The game ends at the first position the tables decide, with their result.
+        let end = g.game.position();
+        let at_end = exact(*end, g.game.counters(), rules);
+        if let GameEnd::Egtb { winner } = g.summary.end {
+            let v = at_end.expect("adjudicated at a position the tables decide");
+            assert_eq!(Wdl::for_side(winner, end.side_to_move()), v);
+        }
+        for r in &g.records {
+            assert!(exact(r.position, r.counters, rules).is_none(), "a record after the game should have ended");
+        }
+        exact_records += g.records.iter().filter(|r| r.root_wdl.iter().any(|&x| x == 1.0)).count();
+    }
+    // Without adjudication, games play on in the tables and their records take the exact values.
+    let config = SelfplayConfig { egtb_adjudicate: false, ..config };
+    let games = play_with(&config, &engine, 12);
+    assert!(games.iter().all(|g| !matches!(g.summary.end, GameEnd::Egtb { .. })));
+    let mut checked = 0;
+    for g in &games {
+        for r in &g.records {
+            if let Some(v) = exact(r.position, r.counters, rules) {
+                assert_eq!(r.result, v);
+                assert_eq!(r.root_wdl, v.one_hot());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no record in the tables ({exact_records} before)");
+}

@@ -37,7 +37,7 @@ fn check_game(g: &FinishedGame, rules: &Rules) {
     match s.end {
         GameEnd::Rules(o) => assert_eq!(replay.outcome(), Some(o)),
         GameEnd::MaxPlies => assert_eq!(replay.outcome(), None),
-        GameEnd::Resigned { .. } => assert_eq!(replay.outcome(), None),
+        GameEnd::Resigned { .. } | GameEnd::Egtb { .. } => assert_eq!(replay.outcome(), None),
     }
     let winner = s.end.winner();
     let mut last_ply = None;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use draughts_core::{Game, Move, MoveText, Position, Rules};
-use draughts_engine::{mate_distance, Engine, EngineConfig};
+use draughts_engine::{mate_distance, Endgames, Engine, EngineConfig};
 use draughts_nnue::Network;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -58,6 +58,8 @@ pub struct Service {
     /// A training run whose progress and checkpoints are shown.
     run: Option<PathBuf>,
     nets: Mutex<HashMap<PathBuf, Arc<Network>>>,
+    /// Endgame tables for the levels that probe them.
+    egtb: Option<Endgames>,
 }
 
 /// A position and the moves played from it.
@@ -123,7 +125,17 @@ fn bad(msg: impl Into<String>) -> Reply {
 
 impl Service {
     pub fn new(levels: Vec<LevelSpec>, model: Option<Arc<Network>>, run: Option<PathBuf>) -> Service {
-        Service { levels, model, run, nets: Mutex::new(HashMap::new()) }
+        Service { levels, model, run, nets: Mutex::new(HashMap::new()), egtb: None }
+    }
+
+    /// The same service with endgame tables for the levels with `egtb = true`.
+    pub fn with_egtb(mut self, egtb: Option<Endgames>) -> Service {
+        self.egtb = egtb;
+        self
+    }
+
+    fn egtb_for(&self, level: &LevelSpec) -> Option<&Endgames> {
+        self.egtb.as_ref().filter(|_| level.egtb)
     }
 
     pub fn levels(&self) -> &[LevelSpec] {
@@ -169,6 +181,7 @@ impl Service {
                 "description": l.description,
                 "player": l.summary(self.network_for(l).map(|n| n.model_id())),
                 "network": self.network_for(l).map(|n| n.model_id()),
+                "egtb_pieces": self.egtb_for(l).map(|e| e.pieces()),
             })).collect::<Vec<_>>(),
             "rules": Rules::PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
             "model": self.model.as_ref().map(|m| m.model_id().to_owned()),
@@ -252,7 +265,8 @@ impl Service {
         let seed = r.seed.unwrap_or_else(|| game.hash() ^ (game.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed);
         let player = level.summary(network.as_ref().map(|n| n.model_id()));
-        let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, options: level.search_options(), ..EngineConfig::default() }) {
+        let egtb = self.egtb_for(level).cloned();
+        let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, options: level.search_options(), egtb, ..EngineConfig::default() }) {
             Ok(e) => e,
             Err(e) => return Reply::error(500, format!("engine: {e}")),
         };

@@ -28,6 +28,9 @@ pub struct LevelSpec {
     /// The served model is the evaluation.
     #[serde(default)]
     pub network: bool,
+    /// The engine probes the served endgame tables (`draughts serve --egtb DIR`), if any.
+    #[serde(default)]
+    pub egtb: bool,
     /// Search options as `draughts search --opt` takes them (`"probcut=off,quantised=off"`);
     /// the engine's defaults for the others.
     #[serde(default)]

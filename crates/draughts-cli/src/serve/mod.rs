@@ -43,6 +43,9 @@ pub struct Args {
     /// Requests answered at once (each search holds one thread).
     #[arg(long, default_value_t = 8)]
     threads: usize,
+    /// Endgame tables (`draughts egtb build`) for the levels with `egtb = true` (hard).
+    #[arg(long)]
+    egtb: Option<PathBuf>,
 }
 
 /// The model used when none is named: the shipped hard opponent, if the server runs from the
@@ -72,6 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if a.threads == 0 || a.threads > 256 {
         return Err(bad_input("--threads is 1 to 256"));
     }
+    let egtb = crate::egtb::load(a.egtb.as_deref())?;
     let addr: SocketAddr = a.addr.parse().map_err(|e| bad_input(format!("--addr `{}`: {e}", a.addr)))?;
     let server = Server::from_listener(listen(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?, None)
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
@@ -82,6 +86,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(m) = &model_path {
         banner += &format!("model: {}\n", m.display());
     }
+    if let (Some(e), Some(d)) = (&egtb, &a.egtb) {
+        banner += &format!("endgame tables: up to {} pieces in {}\n", e.pieces(), d.display());
+    }
     for l in &levels {
         banner += &format!("level {}: {}\n", l.name, l.summary(model.as_ref().filter(|_| l.network).map(|m| m.model_id())));
     }
@@ -90,7 +97,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if !addr.ip().is_loopback() {
         eprintln!("warning: listening on {} — reachable from other machines", addr.ip());
     }
-    let service = Arc::new(api::Service::new(levels, model, a.run.clone()));
+    let service = Arc::new(api::Service::new(levels, model, a.run.clone()).with_egtb(egtb));
     let server = Arc::new(server);
     let workers: Vec<_> = (0..a.threads)
         .map(|_| {

@@ -75,6 +75,8 @@ pub struct SelfplayStats {
     pub black_wins: u64,
     pub draws: u64,
     pub plies: u64,
+    /// Games ended by the endgame tables (`[selfplay] egtb_adjudicate`).
+    pub egtb_adjudicated: u64,
     /// Which generator played (and with what evaluation).
     pub generator: String,
     /// The stage ended early because a newer checkpoint arrived (see [`play`]'s `watch`).
@@ -189,7 +191,15 @@ pub fn play(
                 generator = format!("alphabeta, network {} ({} kernels)", native.model_id(), native.kernels());
                 EngineConfig::learned(native)
             };
-            run_alphabeta_workers(&sp, &engine, games, sink, report)
+            let egtb = if sp.egtb.is_empty() {
+                None
+            } else {
+                let dir = std::path::Path::new(&sp.egtb);
+                let egtb = draughts_cli::egtb::load(Some(dir)).map_err(|e| bad_input(format!("[selfplay] egtb: {e:#}")))?;
+                generator += &format!(", endgame tables of up to {} pieces", egtb.as_ref().map_or(0, |e| e.pieces()));
+                egtb
+            };
+            run_alphabeta_workers(&sp, &EngineConfig { egtb, ..engine }, games, sink, report)
         }
         (NetKind::Resnet, Generator::Alphabeta) => {
             return Err(bad_input("[selfplay] generator = \"alphabeta\" needs [net] kind = \"sparse\" (a ResNet is too slow for alpha-beta)"));
@@ -215,6 +225,7 @@ pub fn play(
         black_wins: p.black_wins,
         draws: p.draws,
         plies: p.moves,
+        egtb_adjudicated: p.egtb,
         generator,
         newer_model,
     })
@@ -236,6 +247,7 @@ pub fn metrics_fields(s: &SelfplayStats, cycle: Option<u64>) -> serde_json::Valu
         "white_wins": s.white_wins,
         "draws": s.draws,
         "black_wins": s.black_wins,
+        "egtb_adjudicated": s.egtb_adjudicated,
         "generator": s.generator,
     });
     if let Some(c) = cycle {
@@ -298,6 +310,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             stats.model,
             stats.seed
         );
+        if stats.egtb_adjudicated > 0 {
+            println!("{} of them ended by the endgame tables", stats.egtb_adjudicated);
+        }
         left = left.saturating_sub(stats.games);
         let past = deadline.is_some_and(|d| Instant::now() >= d);
         match stats.newer_model {
