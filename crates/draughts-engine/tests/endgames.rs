@@ -105,3 +105,35 @@ fn no_probe_where_the_lone_king_rules_can_decide() {
     let other = search(&Game::from_position(pos, Rules::NO_CAPTURE_25), 4, Some(eg));
     assert!(other.tbhits >= 1, "{pos}");
 }
+
+#[test]
+fn every_forced_result_the_search_finds_agrees_with_the_databases() {
+    // Seeded random positions of up to three pieces, searched without the databases and without
+    // draw rules (the databases know only the move rules): a mate the search proves must be the
+    // databases' win or loss, and a database draw is never proved won or lost.
+    let eg = endgames();
+    let tb = eg.tablebase();
+    let rules = Rules { draw: draughts_core::DrawRules::NONE, ..Rules::FMJD };
+    let mut seed = 0x5EED_u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed >> 33
+    };
+    let mut proved = 0;
+    for m in Material::all_up_to(3) {
+        let table = tb.table(m).unwrap();
+        let ix = table.indexer();
+        let mut n = 0;
+        while n < 25 {
+            let Some(pos) = ix.position(next() % ix.size()) else { continue };
+            n += 1;
+            let r = search(&Game::from_position(pos, rules), 7, None);
+            let v = tb.probe(&pos).unwrap();
+            if let Some(d) = draughts_engine::mate_distance(r.score) {
+                proved += 1;
+                assert_eq!(v, if d >= 0 { Wdl::Win } else { Wdl::Loss }, "{pos}: search {d}, database {v}");
+            }
+        }
+    }
+    assert!(proved >= 100, "only {proved} forced results found");
+}
