@@ -68,6 +68,20 @@ pub fn work_units(material: Material) -> u64 {
     2 * (a + b)
 }
 
+/// Every table of 2 to `max_pieces` pieces, solved in memory in build order (small piece counts:
+/// tests and tools; `draughts egtb build` writes each pair as it goes).
+pub fn solve_all(max_pieces: u32) -> Tablebase {
+    let mut tb = Tablebase::empty();
+    for m in Material::all_up_to(max_pieces) {
+        if m.swapped() >= m {
+            for t in solve(&tb, m, &|_| {}).tables {
+                tb.insert(t);
+            }
+        }
+    }
+    tb
+}
+
 /// The value of `after` (a position reached by a capture or a promotion, the opponent to move)
 /// from the tables already solved.
 fn value_of(solved: &Tablebase, after: &Position) -> Wdl {

@@ -11,17 +11,7 @@ use draughts_engine::{Endgames, Engine, EngineConfig, Limits, SearchResult, MATE
 /// Every table of up to three pieces, solved once for all tests.
 fn endgames() -> Endgames {
     static TB: OnceLock<Arc<Tablebase>> = OnceLock::new();
-    let tb = TB.get_or_init(|| {
-        let mut tb = Tablebase::empty();
-        for m in Material::all_up_to(3) {
-            if m.swapped() >= m {
-                for t in build::solve(&tb, m, &|_| {}).tables {
-                    tb.insert(t);
-                }
-            }
-        }
-        Arc::new(tb)
-    });
+    let tb = TB.get_or_init(|| Arc::new(build::solve_all(3)));
     Endgames::new(tb.clone())
 }
 

@@ -23,22 +23,7 @@ fn config(workers: usize) -> SelfplayConfig {
 }
 
 fn play(workers: usize, games: u64) -> Vec<FinishedGame> {
-    let mut out = Vec::new();
-    let p = run_alphabeta_workers(
-        &config(workers),
-        &EngineConfig::default(),
-        games,
-        |g| {
-            out.push(g);
-            Ok::<(), std::io::Error>(())
-        },
-        |_| ControlFlow::Continue(()),
-    )
-    .unwrap();
-    assert_eq!(p.games, games);
-    assert!(p.positions > 0 && p.evaluator_calls > 0);
-    out.sort_by_key(|g| g.summary.index);
-    out
+    play_with(&config(workers), &EngineConfig::default(), games)
 }
 
 #[test]
@@ -81,21 +66,12 @@ fn games_depend_on_the_seed_and_index_only_and_open_differently() {
 
 /// Every table of up to three pieces, solved in memory.
 fn three_piece_tables() -> draughts_engine::Endgames {
-    use draughts_egtb::{build, Material, Tablebase};
-    let mut tb = Tablebase::empty();
-    for m in Material::all_up_to(3) {
-        if m.swapped() >= m {
-            for t in build::solve(&tb, m, &|_| {}).tables {
-                tb.insert(t);
-            }
-        }
-    }
-    draughts_engine::Endgames::new(std::sync::Arc::new(tb))
+    draughts_engine::Endgames::new(std::sync::Arc::new(draughts_egtb::build::solve_all(3)))
 }
 
 fn play_with(config: &SelfplayConfig, engine: &EngineConfig, games: u64) -> Vec<FinishedGame> {
     let mut out = Vec::new();
-    run_alphabeta_workers(
+    let p = run_alphabeta_workers(
         config,
         engine,
         games,
@@ -106,6 +82,8 @@ fn play_with(config: &SelfplayConfig, engine: &EngineConfig, games: u64) -> Vec<
         |_| ControlFlow::Continue(()),
     )
     .unwrap();
+    assert_eq!(p.games, games);
+    assert!(p.positions > 0 && p.evaluator_calls > 0);
     out.sort_by_key(|g| g.summary.index);
     out
 }
