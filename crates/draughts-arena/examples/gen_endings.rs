@@ -5,12 +5,15 @@
 //! seeded choice among the moves within a margin of the best (so games differ), until the board
 //! first holds at most MAX pieces. That position is kept when it is quiet (no capture for the side
 //! to move), both sides still have a man, it has more pieces than the tables hold (the tables
-//! matter only after trades), and a deeper search scores it within MARGIN centi-men of even (a
-//! balanced ending, not a won one). One position per opening at most, in opening order.
+//! matter only after trades), and a deeper search scores it within LO..=HI centi-men of even for
+//! the side ahead (by default 0..=60: a balanced ending, not a won one; an uneven set, where one
+//! side presses and the other defends, takes for example 60..=300). One position per opening at
+//! most, in opening order.
 //!
-//! Usage: `cargo run --release -p draughts-arena --example gen_endings -- MAX MIN SEED FIRST COUNT > FILE`
+//! Usage: `cargo run --release -p draughts-arena --example gen_endings -- MAX MIN SEED FIRST COUNT [LO HI] > FILE`
 //! (openings FIRST..FIRST+COUNT of the shipped set; the measurement of the 5-piece tables: 8
-//! pieces at most, 6 at least, seed 1, the first 300 openings in two halves).
+//! pieces at most, 6 at least, seed 1, the first 300 openings in two halves, and the uneven set
+//! 8 6 1 0 907 60 300).
 
 use std::sync::atomic::AtomicBool;
 
@@ -27,7 +30,8 @@ fn main() {
     let count: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
     const NODES: u64 = 20_000;
     const NOISE: i32 = 20;
-    const MARGIN: i32 = 60;
+    let lo: i32 = args.get(6).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let hi: i32 = args.get(7).and_then(|s| s.parse().ok()).unwrap_or(60);
     let mut engine = Engine::new(EngineConfig { tt_mib: 16, ..EngineConfig::default() }).expect("engine");
     let stop = AtomicBool::new(false);
     let mut kept = 0;
@@ -52,11 +56,11 @@ fn main() {
             continue;
         }
         let r = engine.search(&game, &Limits::nodes(200_000), &stop, &mut |_| {});
-        if r.score.abs() > MARGIN {
+        if r.score.abs() < lo || r.score.abs() > hi {
             continue;
         }
         println!("{}", pos.to_fen());
         kept += 1;
     }
-    eprintln!("{kept} endings of {min} to {max} pieces from openings {first}.. of {} (seed {seed})", all.len());
+    eprintln!("{kept} endings of {min} to {max} pieces, {lo} to {hi} centi-men, from openings {first}.. of {} (seed {seed})", all.len());
 }
