@@ -27,6 +27,7 @@ fn option_param(options: &SearchOptions, name: &str) -> Param {
     let value = options.get(name).unwrap_or_default();
     match value.as_str() {
         "on" | "off" => Param { name: name.into(), value: (value == "on").to_string(), kind: ParamKind::Bool },
+        _ if name == "threads" => Param { name: name.into(), value, kind: ParamKind::Int { min: 1, max: SearchOptions::MAX_THREADS as i64 } },
         _ => Param { name: name.into(), value, kind: ParamKind::Int { min: 0, max: 1000 } },
     }
 }

@@ -52,6 +52,10 @@ pub struct Args {
     /// Endgame databases (`draughts egtb build`) probed in the alpha-beta search.
     #[arg(long)]
     egtb: Option<std::path::PathBuf>,
+    /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
+    /// name=threads`).
+    #[arg(long)]
+    threads: Option<u16>,
     /// Seed for the randomness of the easy level.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -92,6 +96,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let level: Level = a.level.parse().map_err(bad_input)?;
     // With a model the network plays the hard level; --nodes then counts simulations.
     let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
+    if let Some(t) = a.threads {
+        searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
+    }
     let searcher = searcher.as_mut();
     println!("engine: {}", searcher.name());
     let fixed = (a.nodes.is_some() || a.depth.is_some())

@@ -22,6 +22,10 @@ pub struct Args {
     /// Endgame databases (`draughts egtb build`) probed in the alpha-beta search.
     #[arg(long)]
     egtb: Option<std::path::PathBuf>,
+    /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
+    /// name=threads`).
+    #[arg(long)]
+    threads: Option<u16>,
     /// Simulations per move for the network when the GUI gives no limit.
     #[arg(long, default_value_t = 200)]
     sims: u32,
@@ -42,6 +46,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let config = HubConfig { version: env!("CARGO_PKG_VERSION").to_owned(), ..HubConfig::default() };
     let stdin = std::io::stdin();
     let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
+    if let Some(t) = a.threads {
+        searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
+    }
     run_hub_with(searcher.as_mut(), stdin.lock(), std::io::stdout(), &config)?;
     Ok(ExitCode::SUCCESS)
 }

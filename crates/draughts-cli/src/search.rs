@@ -35,13 +35,17 @@ pub struct Args {
     #[arg(long)]
     model: Option<std::path::PathBuf>,
     /// Search options as NAME=VALUE (repeatable, or comma-separated): full_time, qs_threat,
-    /// qs_promotions, single_reply, probcut, lmr_early, time_policy, drawish (on/off) and
-    /// probcut_margin (centi-men).
+    /// qs_promotions, single_reply, probcut, lmr_early, time_policy, drawish, quantised (on/off),
+    /// probcut_margin (centi-men) and threads.
     #[arg(long = "opt", value_name = "NAME=VALUE")]
     opts: Vec<String>,
     /// Endgame databases (`draughts egtb build`) probed in the search.
     #[arg(long)]
     egtb: Option<std::path::PathBuf>,
+    /// Search threads sharing the transposition table (Lazy SMP), 1 to 256; with more than one a
+    /// node-limited search is no longer reproducible.
+    #[arg(long)]
+    threads: Option<u16>,
 }
 
 /// Writes a score as centi-men or as a forced result in plies.
@@ -72,6 +76,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut options = SearchOptions::default();
     for o in &a.opts {
         options.parse_list(o).map_err(|e| bad_input(format!("--opt {o}: {e}")))?;
+    }
+    if let Some(t) = a.threads {
+        options.set("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
     }
     let egtb = crate::egtb::load(a.egtb.as_deref())?;
     if let Some(e) = &egtb {

@@ -164,6 +164,30 @@ fn search_options_by_name_in_search_and_hub() {
     assert!(out.lines().any(|l| l.starts_with("done move=")), "{out}");
 }
 
+#[test]
+fn threads_in_search_and_hub() {
+    let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "6", "--threads", "2"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).lines().any(|l| l.starts_with("6 ")), "{}", stdout(&o));
+    assert!(stdout(&o).lines().last().is_some_and(|l| l.starts_with("bestmove ")), "{}", stdout(&o));
+    for bad in ["0", "300"] {
+        let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "2", "--threads", bad], None);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains("--threads") && stderr(&o).contains(bad), "{}", stderr(&o));
+    }
+    // Hub: `--threads` and the `threads` parameter, with its range.
+    let input = "hub\nset-param name=threads value=0\nset-param name=threads value=2\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel depth=5\ngo think\nquit\n";
+    let o = draughts(&["hub", "--level", "hard", "--threads", "2"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("param name=threads ") && l.contains("value=2") && l.contains("max=256")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("error") && l.contains("threads")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("done move=")), "{out}");
+    let o = draughts(&["hub", "--threads", "0"], Some("quit\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--threads"), "{}", stderr(&o));
+}
+
 /// A DXP follower (`draughts dxp --listen 0` + `args`) once it listens: the child, the address
 /// it printed, and a thread that collects the rest of its standard output. (Waiting on the line
 /// rather than retrying a connection or sleeping: the follower may take seconds to start on a

@@ -45,6 +45,10 @@ pub struct SearchOptions {
     /// dense layers; `draughts_nnue::Precision::Int8`) instead of the float one. No effect on
     /// the hand-made evaluation, nor on a network that cannot be quantised.
     pub quantised: bool,
+    /// `threads`: search threads sharing the transposition table (Lazy SMP; 1 to
+    /// [`SearchOptions::MAX_THREADS`]). With more than one the search is no longer reproducible
+    /// at a node limit (threads race for the table), and a node limit counts every thread's nodes.
+    pub threads: u16,
 }
 
 impl Default for SearchOptions {
@@ -85,6 +89,7 @@ impl SearchOptions {
         time_policy: false,
         drawish: false,
         quantised: false,
+        threads: 1,
     };
 
     /// The engine's defaults: the techniques that gained in matches (ARCHITECTURE.md, "Search
@@ -92,8 +97,11 @@ impl SearchOptions {
     pub const DEFAULT: SearchOptions =
         SearchOptions { probcut: true, single_reply: false, quantised: true, ..SearchOptions::BASELINE };
 
+    /// The most threads a search takes.
+    pub const MAX_THREADS: u16 = 256;
+
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -104,10 +112,11 @@ impl SearchOptions {
         "time_policy",
         "drawish",
         "quantised",
+        "threads",
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin`.
+    /// number for `probcut_margin` and `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -136,6 +145,13 @@ impl SearchOptions {
                     .filter(|m| (0..=1000).contains(m))
                     .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })?
             }
+            "threads" => {
+                self.threads = value
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|t| (1..=SearchOptions::MAX_THREADS).contains(t))
+                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of threads from 1 to 256" })?
+            }
             _ => unreachable!("every name in NAMES is matched"),
         }
         Ok(())
@@ -155,6 +171,7 @@ impl SearchOptions {
             "drawish" => s(self.drawish),
             "quantised" => s(self.quantised),
             "probcut_margin" => self.probcut_margin.to_string(),
+            "threads" => self.threads.to_string(),
             _ => return None,
         })
     }
@@ -192,8 +209,8 @@ mod tests {
             o.set(name, &v).unwrap();
         }
         assert_eq!(o, SearchOptions::BASELINE);
-        o.parse_list("qs_threat=on, probcut probcut_margin=25").unwrap();
-        assert!(o.qs_threat && o.probcut && o.probcut_margin == 25);
+        o.parse_list("qs_threat=on, probcut probcut_margin=25 threads=3").unwrap();
+        assert!(o.qs_threat && o.probcut && o.probcut_margin == 25 && o.threads == 3);
         let mut p = SearchOptions::BASELINE;
         p.parse_list(&o.to_string()).unwrap();
         assert_eq!(p, o);
@@ -208,6 +225,10 @@ mod tests {
         assert!(e.contains("probcut") && e.contains("maybe"), "{e}");
         let e = o.set("probcut_margin", "-3").unwrap_err().to_string();
         assert!(e.contains("-3"), "{e}");
+        for bad in ["0", "257", "two"] {
+            let e = o.set("threads", bad).unwrap_err().to_string();
+            assert!(e.contains("threads") && e.contains(bad), "{e}");
+        }
         assert_eq!(o, SearchOptions::default());
     }
 }

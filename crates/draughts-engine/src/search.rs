@@ -20,11 +20,14 @@
 //! - The transposition table ignores the draw-rule counters (as every engine does); to keep that
 //!   sound enough, nodes whose counters could reach a limit within their depth neither take
 //!   cutoffs from the table nor store scores in it.
+//! - Threads (`SearchOptions::threads`, Lazy SMP): helper threads search the same root, every
+//!   other one a ply deeper, sharing only the transposition table, which carries what each finds
+//!   to the others; the main thread's result is the search's. One thread is the plain search.
 //! - Nodes are counted the usual way: every call of the search function, leaves included. The
 //!   search allocates nothing per node: move lists are [`MoveList`]s on the stack and the
 //!   per-ply tables are allocated once per engine.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -147,6 +150,29 @@ pub struct Engine {
     learned: Option<Learned>,
     tt: TranspositionTable,
     tables: Tables,
+    /// What each helper thread keeps between searches (`threads - 1` of them, made when a search
+    /// first asks for them).
+    helpers: Vec<Helper>,
+}
+
+/// A helper thread's own state: its per-search tables and its evaluation's per-ply state.
+#[derive(Debug)]
+struct Helper {
+    tables: Tables,
+    learned: Option<Learned>,
+}
+
+/// Which thread of a search a [`run`] is.
+#[derive(Copy, Clone)]
+struct Thread<'a> {
+    /// 0 for the main thread.
+    id: usize,
+    /// Every thread's nodes, added 1024 at a time, when the search has more than one thread.
+    shared_nodes: Option<&'a AtomicU64>,
+}
+
+impl Thread<'_> {
+    const MAIN: Thread<'static> = Thread { id: 0, shared_nodes: None };
 }
 
 /// Per-search tables, allocated once and reused (the search itself allocates nothing).
@@ -257,7 +283,7 @@ impl Engine {
     pub fn new(config: EngineConfig) -> Result<Engine, TtError> {
         let tt = TranspositionTable::new(config.tt_mib)?;
         let learned = config.network.clone().map(Learned::new);
-        Ok(Engine { evaluator: Evaluator::new(&config.weights), learned, config, tt, tables: Tables::new() })
+        Ok(Engine { evaluator: Evaluator::new(&config.weights), learned, config, tt, tables: Tables::new(), helpers: Vec::new() })
     }
 
     /// The settings.
@@ -274,6 +300,7 @@ impl Engine {
     pub fn new_game(&mut self) {
         self.tt.clear();
         self.tables = Tables::new();
+        self.helpers.iter_mut().for_each(|h| h.tables = Tables::new());
     }
 
     /// Searches the current position of `game` within `limits`, or until `stop` is set, calling
@@ -294,16 +321,61 @@ impl Engine {
         stop: &AtomicBool,
         on_iteration: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
-        let Engine { tt, tables, evaluator, learned, config } = self;
-        let opts = config.options;
-        let egtb = config.egtb.as_ref();
-        match learned {
-            Some(l) => {
-                l.set_precision(if opts.quantised { Precision::Int8 } else { Precision::Float });
-                run(tt, tables, l, opts, egtb, game, limits, stop, on_iteration)
-            }
-            None => run(tt, tables, HandMade(evaluator), opts, egtb, game, limits, stop, on_iteration),
+        let opts = self.config.options;
+        let precision = if opts.quantised { Precision::Int8 } else { Precision::Float };
+        let helpers = (opts.threads.max(1) - 1) as usize;
+        while self.helpers.len() < helpers {
+            let learned = self.config.network.clone().map(Learned::new);
+            self.helpers.push(Helper { tables: Tables::new(), learned });
         }
+        self.tt.new_search(limits.is_deterministic() && helpers == 0);
+        let Engine { tt, tables, evaluator, learned, config, helpers: helper_state } = self;
+        let (tt, evaluator, egtb) = (&*tt, &*evaluator, config.egtb.as_ref());
+        if let Some(l) = learned.as_mut() {
+            l.set_precision(precision);
+        }
+        let mut main = |thread: Thread<'_>, on_iteration: &mut dyn FnMut(&SearchInfo)| match learned {
+            Some(l) => run(tt, tables, l, opts, egtb, game, limits, stop, thread, on_iteration),
+            None => run(tt, tables, HandMade(evaluator), opts, egtb, game, limits, stop, thread, on_iteration),
+        };
+        if helpers == 0 || game.outcome().is_some() {
+            return main(Thread::MAIN, on_iteration);
+        }
+        // Lazy SMP: the helpers search until the main thread is done, without a time limit of
+        // their own, and count their nodes into the same total.
+        let done = AtomicBool::new(false);
+        let shared_nodes = AtomicU64::new(0);
+        let helper_limits = Limits { movetime: None, clock: None, noise: None, ..*limits };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = helper_state[..helpers]
+                .iter_mut()
+                .enumerate()
+                .map(|(i, h)| {
+                    let (done, shared_nodes, helper_limits) = (&done, &shared_nodes, &helper_limits);
+                    scope.spawn(move || {
+                        let thread = Thread { id: i + 1, shared_nodes: Some(shared_nodes) };
+                        let noop = &mut |_: &SearchInfo| {};
+                        let r = match h.learned.as_mut() {
+                            Some(l) => {
+                                l.set_precision(precision);
+                                run(tt, &mut h.tables, l, opts, egtb, game, helper_limits, done, thread, noop)
+                            }
+                            None => run(tt, &mut h.tables, HandMade(evaluator), opts, egtb, game, helper_limits, done, thread, noop),
+                        };
+                        r
+                    })
+                })
+                .collect();
+            let mut result = main(Thread { id: 0, shared_nodes: Some(&shared_nodes) }, on_iteration);
+            done.store(true, Ordering::Relaxed);
+            for h in handles {
+                let r = h.join().expect("a search thread panicked");
+                result.nodes += r.nodes;
+                result.tbhits += r.tbhits;
+                result.seldepth = result.seldepth.max(r.seldepth);
+            }
+            result
+        })
     }
 
     /// The score of the evaluation in use for `pos` (side to move's view, centi-men), without
@@ -322,7 +394,7 @@ impl Engine {
 /// The body of [`Engine::search`] for one evaluation.
 #[allow(clippy::too_many_arguments)]
 fn run<E: Evaluation>(
-    tt: &mut TranspositionTable,
+    tt: &TranspositionTable,
     tables: &mut Tables,
     ev: E,
     opts: SearchOptions,
@@ -330,6 +402,7 @@ fn run<E: Evaluation>(
     game: &Game,
     limits: &Limits,
     stop: &AtomicBool,
+    thread: Thread<'_>,
     on_iteration: &mut dyn FnMut(&SearchInfo),
 ) -> SearchResult {
     {
@@ -352,8 +425,7 @@ fn run<E: Evaluation>(
             };
         }
 
-        let deterministic = limits.is_deterministic();
-        tt.new_search(deterministic);
+        let deterministic = limits.is_deterministic() && thread.shared_nodes.is_none();
         tables.killers.fill([0; 2]);
         if deterministic {
             tables.history.fill(0);
@@ -402,6 +474,7 @@ fn run<E: Evaluation>(
             egtb,
             egtb_root: None,
             tb_hits: 0,
+            shared_nodes: thread.shared_nodes,
         };
         let ctr = Ctr {
             no_progress: counters.no_progress,
@@ -436,7 +509,10 @@ fn run<E: Evaluation>(
         let mut done_depth = 0;
         let mut stability = Stability::default();
 
-        for depth in 1..=max_depth as i32 {
+        // Every other helper thread searches a ply deeper than the main thread's iteration.
+        let skew = (thread.id % 2) as i32;
+        for iteration in 1..=max_depth as i32 - skew {
+            let depth = iteration + skew;
             s.iter_best = None;
             let mut delta = 25;
             let aspire = noise.is_none() && depth >= 4 && score.abs() < MATE_BOUND;
@@ -482,12 +558,13 @@ fn run<E: Evaluation>(
                 pv = vec![best];
             }
             let time = start.elapsed();
+            let nodes = s.shared_nodes.map_or(s.nodes, |n| n.load(Ordering::Relaxed).max(s.nodes));
             on_iteration(&SearchInfo {
                 depth: done_depth,
                 seldepth: s.seldepth as u32,
                 score,
-                nodes: s.nodes,
-                nps: nps(s.nodes, time),
+                nodes,
+                nps: nps(nodes, time),
                 time,
                 hashfull: s.tt.hashfull(),
                 pv: pv.clone(),
@@ -546,7 +623,7 @@ fn nps(nodes: u64, time: Duration) -> u64 {
 }
 
 struct Searcher<'a, E> {
-    tt: &'a mut TranspositionTable,
+    tt: &'a TranspositionTable,
     t: &'a mut Tables,
     ev: E,
     rules: Rules,
@@ -575,11 +652,14 @@ struct Searcher<'a, E> {
     egtb_root: Option<(u32, u32)>,
     /// Database probes answered.
     tb_hits: u64,
+    /// With more than one thread: every thread's nodes (see [`Thread`]); `node_limit` applies to it.
+    shared_nodes: Option<&'a AtomicU64>,
 }
 
 impl<E: Evaluation> Searcher<'_, E> {
     /// Counts a node and decides whether to stop. Time and the stop flag are looked at every
-    /// 1024 nodes; the node limit at every node, so that node-limited searches are exact.
+    /// 1024 nodes; the node limit at every node, so that node-limited searches are exact (with
+    /// threads, every 1024 nodes against all threads' count).
     #[inline(always)]
     fn tick(&mut self) -> bool {
         self.nodes += 1;
@@ -589,6 +669,11 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
             if let Some(hard) = self.hard {
                 if self.start.elapsed() >= hard {
+                    self.aborted = true;
+                }
+            }
+            if let Some(shared) = self.shared_nodes {
+                if shared.fetch_add(1024, Ordering::Relaxed) + 1024 >= self.node_limit {
                     self.aborted = true;
                 }
             }

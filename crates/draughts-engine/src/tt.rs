@@ -10,10 +10,15 @@
 //! empty or stale slot is taken, else the slot with the least depth (entries from earlier searches
 //! count as shallower).
 //!
+//! The search threads share one table without locks (see [`Slot`]): probes and stores take
+//! `&self`; starting a search or clearing the table takes `&mut self`, between searches.
+//!
 //! Generations make "clear the table" O(1). In strict mode only entries written by the current
 //! generation are visible and every other entry behaves exactly like an empty one, so a search
 //! gives the same result as with a freshly allocated table; that is what makes node-limited
 //! searches reproducible. The generation is a byte, and the table is really zeroed when it wraps.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What the stored score says about the true score.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -57,8 +62,8 @@ pub(crate) struct TtHit {
     pub mv: Option<TtMove>,
 }
 
-#[derive(Copy, Clone, Default, Debug)]
-#[repr(C)]
+/// An entry as the search sees it. In the table it is two words (see [`Slot`]).
+#[derive(Copy, Clone, Default, Debug, PartialEq, Eq)]
 struct Entry {
     key: u64,
     score: i16,
@@ -72,12 +77,66 @@ struct Entry {
     mv_to: u8,
 }
 
+impl Entry {
+    #[inline(always)]
+    fn data(&self) -> u64 {
+        (self.score as u16 as u64)
+            | (self.depth as u8 as u64) << 16
+            | (self.bound as u64) << 24
+            | (self.generation as u64) << 32
+            | (self.mv_index as u64) << 40
+            | (self.mv_from as u64) << 48
+            | (self.mv_to as u64) << 56
+    }
+
+    #[inline(always)]
+    fn from_data(key: u64, d: u64) -> Entry {
+        Entry {
+            key,
+            score: d as u16 as i16,
+            depth: (d >> 16) as u8 as i8,
+            bound: (d >> 24) as u8,
+            generation: (d >> 32) as u8,
+            mv_index: (d >> 40) as u8,
+            mv_from: (d >> 48) as u8,
+            mv_to: (d >> 56) as u8,
+        }
+    }
+}
+
+/// One entry in the table, shared by the search threads without locks: the data word and the key
+/// XORed with it (Hyatt's lockless hashing). A slot two threads wrote at once holds one thread's
+/// key with the other's data, and its key then reads back wrong, so the slot reads as another
+/// position's: a torn entry is never used. Relaxed atomic loads and stores are plain moves.
+#[derive(Default, Debug)]
+struct Slot {
+    check: AtomicU64,
+    data: AtomicU64,
+}
+
+impl Slot {
+    /// The entry, with the key it was stored under (a torn entry gets a key no position asks for).
+    #[inline(always)]
+    fn load(&self) -> Entry {
+        let data = self.data.load(Ordering::Relaxed);
+        let check = self.check.load(Ordering::Relaxed);
+        Entry::from_data(check ^ data, data)
+    }
+
+    #[inline(always)]
+    fn store(&self, e: &Entry) {
+        let data = e.data();
+        self.check.store(e.key ^ data, Ordering::Relaxed);
+        self.data.store(data, Ordering::Relaxed);
+    }
+}
+
 const NO_MOVE: u8 = 255;
 const WAYS: usize = 4;
 
-#[derive(Copy, Clone, Default, Debug)]
+#[derive(Default, Debug)]
 #[repr(C, align(64))]
-struct Bucket([Entry; WAYS]);
+struct Bucket([Slot; WAYS]);
 
 /// Why the table could not be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -117,13 +176,13 @@ impl TranspositionTable {
         let n = bytes / std::mem::size_of::<Bucket>();
         let mut buckets = Vec::new();
         buckets.try_reserve_exact(n).map_err(|_| TtError::Alloc(mib))?;
-        buckets.resize(n, Bucket::default());
+        buckets.resize_with(n, Bucket::default);
         Ok(TranspositionTable { buckets, generation: 1, strict: false })
     }
 
     /// Forgets every entry.
     pub fn clear(&mut self) {
-        self.buckets.fill(Bucket::default());
+        self.buckets.iter_mut().for_each(|b| *b = Bucket::default());
         self.generation = 1;
     }
 
@@ -153,7 +212,7 @@ impl TranspositionTable {
     #[inline]
     pub fn probe(&self, key: u64) -> Option<TtHit> {
         let bucket = &self.buckets[self.bucket_index(key)];
-        bucket.0.iter().find(|e| e.key == key && self.visible(e)).map(|e| TtHit {
+        bucket.0.iter().map(Slot::load).find(|e| e.key == key && self.visible(e)).map(|e| TtHit {
             score: e.score as i32,
             depth: e.depth as i32,
             bound: Bound::from_u8(e.bound),
@@ -163,15 +222,16 @@ impl TranspositionTable {
 
     /// Stores a result. `score` must fit in an `i16` (search scores do).
     #[inline]
-    pub fn store(&mut self, key: u64, score: i32, depth: i32, bound: Bound, mv: Option<TtMove>) {
+    pub fn store(&self, key: u64, score: i32, depth: i32, bound: Bound, mv: Option<TtMove>) {
         let index = self.bucket_index(key);
         let generation = self.generation;
         let strict = self.strict;
         let visible = |e: &Entry| e.generation != 0 && (!strict || e.generation == generation);
-        let bucket = &mut self.buckets[index];
-        let slot = match bucket.0.iter().position(|e| e.key == key && visible(e)) {
+        let slots = &self.buckets[index].0;
+        let bucket: [Entry; WAYS] = std::array::from_fn(|i| slots[i].load());
+        let slot = match bucket.iter().position(|e| e.key == key && visible(e)) {
             Some(i) => {
-                let old = bucket.0[i];
+                let old = bucket[i];
                 // Keep a deeper result of this search unless the new one is exact.
                 if old.generation == generation
                     && bound != Bound::Exact
@@ -179,8 +239,9 @@ impl TranspositionTable {
                     && Bound::from_u8(old.bound) != Bound::None
                 {
                     if let Some(m) = mv {
-                        let e = &mut bucket.0[i];
+                        let mut e = old;
                         (e.mv_index, e.mv_from, e.mv_to) = (m.index, m.from, m.to);
+                        slots[i].store(&e);
                     }
                     return;
                 }
@@ -189,7 +250,7 @@ impl TranspositionTable {
             None => {
                 let mut best = 0;
                 let mut best_value = i32::MAX;
-                for (i, e) in bucket.0.iter().enumerate() {
+                for (i, e) in bucket.iter().enumerate() {
                     // Empty and invisible slots are taken first, the first one found.
                     let value = if visible(e) {
                         e.depth as i32 - if e.generation == generation { 0 } else { 256 }
@@ -205,12 +266,12 @@ impl TranspositionTable {
             }
         };
         let keep_move = {
-            let e = &bucket.0[slot];
+            let e = &bucket[slot];
             (e.key == key && visible(e) && mv.is_none()).then_some((e.mv_index, e.mv_from, e.mv_to))
         };
         let (mv_index, mv_from, mv_to) =
             keep_move.unwrap_or_else(|| mv.map_or((NO_MOVE, 0, 0), |m| (m.index, m.from, m.to)));
-        bucket.0[slot] = Entry {
+        slots[slot].store(&Entry {
             key,
             score: score.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
             depth: depth.clamp(i8::MIN as i32, i8::MAX as i32) as i8,
@@ -219,7 +280,7 @@ impl TranspositionTable {
             mv_index,
             mv_from,
             mv_to,
-        };
+        });
     }
 
     /// Permille of the first thousand buckets' slots written by the current search.
@@ -229,7 +290,7 @@ impl TranspositionTable {
             return 0;
         }
         let used: usize =
-            self.buckets[..n].iter().map(|b| b.0.iter().filter(|e| e.generation == self.generation).count()).sum();
+            self.buckets[..n].iter().map(|b| b.0.iter().filter(|s| s.load().generation == self.generation).count()).sum();
         (used * 1000 / (n * WAYS)) as u32
     }
 }
@@ -240,7 +301,7 @@ mod tests {
 
     #[test]
     fn layout() {
-        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        assert_eq!(std::mem::size_of::<Slot>(), 16);
         assert_eq!(std::mem::size_of::<Bucket>(), 64);
         let tt = TranspositionTable::new(1).unwrap();
         assert_eq!(tt.buckets.len(), (1 << 20) / 64);
@@ -266,6 +327,42 @@ mod tests {
     }
 
     #[test]
+    fn entries_pack_into_one_word() {
+        let e = Entry { key: 0xDEAD_BEEF, score: -32000, depth: -3, bound: 2, generation: 200, mv_index: 255, mv_from: 7, mv_to: 53 };
+        assert_eq!(Entry::from_data(e.key, e.data()), e);
+        let slot = Slot::default();
+        slot.store(&e);
+        assert_eq!(slot.load(), e);
+        // A slot whose words come from two different stores reads as another key.
+        let other = Entry { key: 0x1234, score: 5, ..e };
+        slot.data.store(other.data(), Ordering::Relaxed);
+        assert_ne!(slot.load().key, e.key);
+        assert_ne!(slot.load().key, other.key);
+    }
+
+    #[test]
+    fn threads_share_the_table() {
+        let tt = TranspositionTable::new(1).unwrap();
+        // Four threads store and probe keys of their own in shared buckets (few enough that no
+        // key is pushed out: 4 threads x 250 scattered keys in 16384 buckets of 4).
+        let key = |t: u64, i: u64| (t * 250 + i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let tt = &tt;
+                s.spawn(move || {
+                    for i in 0..250u64 {
+                        tt.store(key(t, i), (t * 250 + i) as i32, 3, Bound::Exact, None);
+                        let hit = tt.probe(key(t, i)).expect("a key just stored");
+                        assert_eq!(hit.score, (t * 250 + i) as i32);
+                    }
+                });
+            }
+        });
+        let found = (0..4u64).flat_map(|t| (0..250u64).map(move |i| (t, i))).filter(|&(t, i)| tt.probe(key(t, i)).is_some()).count();
+        assert_eq!(found, 1000);
+    }
+
+    #[test]
     fn generation_wrap_clears() {
         let mut tt = TranspositionTable::new(1).unwrap();
         tt.store(1, 0, 1, Bound::Exact, None);
@@ -278,7 +375,7 @@ mod tests {
 
     #[test]
     fn buckets_hold_four_keys() {
-        let mut tt = TranspositionTable::new(1).unwrap();
+        let tt = TranspositionTable::new(1).unwrap();
         // Keys with the same high bits land in one bucket.
         let keys: Vec<u64> = (0..4).map(|i| 0xABCD_0000_0000_0000 | i).collect();
         for (d, &k) in keys.iter().enumerate() {

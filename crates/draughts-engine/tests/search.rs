@@ -150,6 +150,52 @@ fn time_limits_and_the_stop_flag() {
 }
 
 #[test]
+fn threads_keep_the_limits_and_give_legal_moves() {
+    let options = draughts_engine::SearchOptions { threads: 3, ..draughts_engine::SearchOptions::default() };
+    let mut engine = Engine::new(EngineConfig { tt_mib: 2, options, ..EngineConfig::default() }).unwrap();
+    let stop = AtomicBool::new(false);
+    // A node limit counts every thread's nodes: each thread adds its count every 1024 nodes and
+    // looks at the stop flag as often, so a search ends within two such steps a thread.
+    for fen in BENCH_POSITIONS {
+        let game = Game::from_position(Position::from_fen(fen).unwrap(), Rules::FMJD);
+        for nodes in [1, 500, 20_000] {
+            let r = engine.search(&game, &Limits::nodes(nodes), &stop, &mut |_| {});
+            check_result(&game, &r);
+            assert!(r.nodes <= nodes + 3 * 2048, "{fen}: {} nodes for a limit of {nodes}", r.nodes);
+        }
+        let r = engine.search(&game, &Limits::depth(5), &stop, &mut |_| {});
+        check_result(&game, &r);
+        assert_eq!(r.depth, 5, "{fen}");
+    }
+    // Random games under every rules preset, searched between random moves.
+    let mut rng = Lcg(7);
+    for rules in [Rules::FMJD, Rules::PROMOTE_IN_CAPTURE, Rules::NO_CAPTURE_25] {
+        let mut game = Game::new(rules);
+        for ply in 0..160 {
+            if game.outcome().is_some() {
+                break;
+            }
+            if ply % 4 == 0 {
+                let r = engine.search(&game, &Limits { depth: Some(4), nodes: Some(5_000), ..Limits::default() }, &stop, &mut |_| {});
+                check_result(&game, &r);
+            }
+            let moves = game.legal_moves();
+            game.play(moves[rng.next() % moves.len()]).unwrap();
+        }
+    }
+    // Time and the stop flag end every thread.
+    let game = Game::new(Rules::FMJD);
+    let start = Instant::now();
+    let r = engine.search(&game, &Limits::movetime(Duration::from_millis(40)), &stop, &mut |_| {});
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    check_result(&game, &r);
+    let start = Instant::now();
+    let r = engine.search(&game, &Limits::default(), &AtomicBool::new(true), &mut |_| {});
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    check_result(&game, &r);
+}
+
+#[test]
 fn iterations_are_reported_in_order() {
     let game = Game::from_position(Position::from_fen(BENCH_POSITIONS[3]).unwrap(), Rules::FMJD);
     let mut infos: Vec<SearchInfo> = Vec::new();

@@ -220,6 +220,29 @@ fn every_search_option_finds_the_combinations_and_is_deterministic() {
 }
 
 #[test]
+fn threads_find_the_combinations() {
+    // More threads than this machine may have cores: the helpers race for the table, and the
+    // main thread's result must still be the shot (or another winning move).
+    for threads in [2, 4] {
+        for shot in SHOTS {
+            let pos = Position::from_fen(shot.fen).unwrap();
+            let want = parse(&pos, shot.line[0]);
+            let options = SearchOptions { threads, ..SearchOptions::default() };
+            let mut engine = Engine::new(EngineConfig { tt_mib: 4, options, ..EngineConfig::default() }).unwrap();
+            let game = Game::from_position(pos, Rules::FMJD);
+            let r = engine.search(&game, &Limits::depth(shot.depth + 2), &AtomicBool::new(false), &mut |_| {});
+            assert!(r.score >= 150, "{threads} threads: {}: score {}", shot.idea, r.score);
+            assert_eq!(r.depth, shot.depth + 2, "{threads} threads: {}", shot.idea);
+            let got = r.best.unwrap();
+            if got != want {
+                let (_, reply) = best(pos.play(&got), shot.depth + 1);
+                assert!(reply <= -150, "{threads} threads: {}: {got} instead of {want}, and it does not win ({reply})", shot.idea);
+            }
+        }
+    }
+}
+
+#[test]
 fn a_shallow_search_misses_the_two_move_combination() {
     // The second shot needs two sacrifices: at depth 1 the engine cannot see it. This keeps
     // the depths above honest (a search that found everything at depth 1 would hide bugs).

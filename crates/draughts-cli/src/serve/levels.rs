@@ -35,6 +35,8 @@ pub struct LevelSpec {
     /// the engine's defaults for the others.
     #[serde(default)]
     pub options: String,
+    /// Search threads (Lazy SMP), 1 to 256; the same as `threads=N` in `options`.
+    pub threads: Option<u16>,
 }
 
 fn default_hash() -> usize {
@@ -69,6 +71,9 @@ impl LevelSpec {
         let mut o = SearchOptions::default();
         // `parse` refused files whose options do not parse.
         let _ = o.parse_list(&self.options);
+        if let Some(t) = self.threads {
+            o.threads = t;
+        }
         o
     }
 
@@ -86,6 +91,10 @@ impl LevelSpec {
         }
         if let Some(m) = self.noise_cp {
             parts.push(format!("random within {m} centi-men"));
+        }
+        let threads = self.search_options().threads;
+        if threads > 1 {
+            parts.push(format!("{threads} threads"));
         }
         let eval = match network {
             Some(id) => format!("network {id}"),
@@ -127,6 +136,9 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<LevelSpec>> {
         if let Err(e) = SearchOptions::default().parse_list(&l.options) {
             return Err(bad_input(format!("{at}: options: {e}")));
         }
+        if l.threads.is_some_and(|t| !(1..=SearchOptions::MAX_THREADS).contains(&t)) {
+            return Err(bad_input(format!("{at}: threads is 1 to {}", SearchOptions::MAX_THREADS)));
+        }
     }
     Ok(file.level)
 }
@@ -167,6 +179,14 @@ mod tests {
         let bad = "[[level]]\nname = \"x\"\ndepth = 3\noptions = \"nullmove=on\"\n";
         let e = parse(bad, "t.toml").unwrap_err().to_string();
         assert!(e.contains("t.toml: level 1 `x`: options") && e.contains("nullmove"), "{e}");
+
+        // `threads` as a key of its own, checked for its range.
+        let text = "[[level]]\nname = \"x\"\ndepth = 3\nthreads = 4\n";
+        let l = &parse(text, "t.toml").unwrap()[0];
+        assert_eq!(l.search_options().threads, 4);
+        assert!(l.summary(None).contains("4 threads"), "{}", l.summary(None));
+        let e = parse("[[level]]\nname = \"x\"\ndepth = 3\nthreads = 0\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("level 1 `x`: threads is 1 to 256"), "{e}");
     }
 
     #[test]

@@ -55,6 +55,26 @@ enum What {
         #[arg(long, default_value_t = 3)]
         rounds: u32,
     },
+    /// Threads (Lazy SMP): each bench position searched for a fixed time with 1, 2, ... threads
+    /// (rounds alternate the thread counts): nodes per second with its ratio to one thread, and
+    /// the depth completed.
+    Threads {
+        /// The most threads (default: one per core); every count from 1 up is measured.
+        #[arg(long)]
+        threads: Option<u16>,
+        /// Milliseconds per position.
+        #[arg(long, default_value_t = 500)]
+        movetime: u64,
+        /// A sparse model as the evaluation (default: the hand-made one).
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
+        /// Rounds (each searches every position once with every thread count).
+        #[arg(long, default_value_t = 2)]
+        rounds: u32,
+        /// Transposition table size in MiB.
+        #[arg(long, default_value_t = 64)]
+        hash: usize,
+    },
     /// Perft leaves per second from the start position, single-threaded and parallel.
     Perft {
         /// Shallowest depth.
@@ -73,6 +93,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.what {
         Some(What::Perft { min_depth, max_depth, threads }) => bench_perft(min_depth, max_depth, threads),
         Some(What::Search { depth }) => bench_search(depth),
+        Some(What::Threads { threads, movetime, model, rounds, hash }) => bench_threads(threads, movetime, model.as_deref(), rounds, hash),
         Some(What::Selfplay { config, games, seconds, overrides }) => bench_selfplay(&config, games, seconds, &overrides),
         Some(What::Nnue { model, resnet, depth, rounds }) => bench_nnue(&model, resnet.as_deref(), depth, rounds),
         None => bench_search(DEFAULT_BENCH_DEPTH),
@@ -89,6 +110,60 @@ fn bench_search(depth: u32) -> anyhow::Result<ExitCode> {
         println!("{:<60} {:>12} nodes  {:>8} best {}  score {}", p.fen, p.nodes, format!("{:.3}s", p.time.as_secs_f64()), best, p.score);
     }
     println!("bench depth {}: {} nodes in {:.3} s, {} nodes/s", r.depth, r.nodes, r.time.as_secs_f64(), r.nps);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_threads(threads: Option<u16>, movetime: u64, model: Option<&std::path::Path>, rounds: u32, hash: usize) -> anyhow::Result<ExitCode> {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use draughts_core::{Game, Rules};
+    use draughts_engine::{Engine, EngineConfig, Limits, SearchOptions, BENCH_POSITIONS};
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u16;
+    let max = threads.unwrap_or(cores);
+    if !(1..=SearchOptions::MAX_THREADS).contains(&max) || movetime == 0 || rounds == 0 || hash == 0 {
+        return Err(crate::bad_input("bench threads: --threads is 1 to 256, --movetime, --rounds and --hash at least 1"));
+    }
+    let network = match model {
+        Some(m) => Some(crate::models::load_native(m)?),
+        None => None,
+    };
+    let eval = network.as_ref().map_or("hand-made evaluation".to_owned(), |n| format!("network {}", n.model_id()));
+    println!(
+        "threads 1 to {max} ({cores} cores here), {eval}, {} positions x {movetime} ms, {rounds} rounds, {hash} MiB table",
+        BENCH_POSITIONS.len()
+    );
+    // Per thread count: nodes, seconds, and the depth completed in each search.
+    let mut totals: Vec<(u64, f64, Vec<u32>)> = vec![(0, 0.0, Vec::new()); max as usize];
+    let limits = Limits::movetime(Duration::from_millis(movetime));
+    let stop = AtomicBool::new(false);
+    for round in 0..rounds {
+        // Alternate the order of the thread counts, so that a drift in machine load is shared.
+        let order: Vec<u16> = if round % 2 == 0 { (1..=max).collect() } else { (1..=max).rev().collect() };
+        for t in order {
+            let options = SearchOptions { threads: t, ..SearchOptions::default() };
+            let mut engine = Engine::new(EngineConfig { tt_mib: hash, network: network.clone(), options, ..EngineConfig::default() })?;
+            for fen in BENCH_POSITIONS {
+                let game = Game::from_position(Position::from_fen(fen).expect("bench positions are valid FEN"), Rules::FMJD);
+                engine.new_game();
+                let r = engine.search(&game, &limits, &stop, &mut |_| {});
+                let slot = &mut totals[t as usize - 1];
+                slot.0 += r.nodes;
+                slot.1 += r.time.as_secs_f64();
+                slot.2.push(r.depth);
+            }
+        }
+    }
+    println!("{:>7} {:>14} {:>8} {:>13} {:>11}", "threads", "nodes/s", "ratio", "median depth", "mean depth");
+    let nps1 = totals[0].0 as f64 / totals[0].1.max(1e-9);
+    let mean = |d: &[u32]| d.iter().map(|&x| x as f64).sum::<f64>() / d.len().max(1) as f64;
+    for (i, (nodes, secs, depths)) in totals.iter_mut().enumerate() {
+        let nps = *nodes as f64 / secs.max(1e-9);
+        depths.sort_unstable();
+        let median = depths[depths.len() / 2];
+        println!("{:>7} {:>14.0} {:>8.2} {:>13} {:>11.2}", i + 1, nps, nps / nps1, median, mean(depths));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
