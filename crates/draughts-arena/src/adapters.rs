@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use draughts_core::{Game, Move, Rules};
-use draughts_engine::{Endgames, Engine, EngineConfig, Limits};
+use draughts_engine::{Endgames, Engine, EngineConfig, Limits, Variety};
 use draughts_nnue::Network;
 use draughts_protocol::hub::History;
 use draughts_protocol::{Clock, HubClient, HubClientOptions, HubError, SearchLimit};
@@ -21,11 +21,12 @@ use crate::spec::{BuildError, PlayerKind, PlayerSpec, SearchLimits};
 pub(crate) fn build(spec: &PlayerSpec) -> Option<Result<Box<dyn Player>, BuildError>> {
     let name = spec.to_string();
     match &spec.kind {
-        PlayerKind::AlphaBeta { limits, model, hash, egtb, options } => Some(
+        PlayerKind::AlphaBeta { limits, model, hash, egtb, options, variety } => Some(
             engine_config(model.as_deref())
                 .and_then(|config| Ok(EngineConfig { egtb: egtb.as_deref().map(load_egtb).transpose()?, ..config }))
                 .map(|config| EngineConfig { tt_mib: hash.unwrap_or(config.tt_mib), options: *options, ..config })
                 .and_then(|config| AlphaBetaPlayer::new(name.clone(), *limits, config))
+                .map(|p| p.with_variety(*variety))
                 .map(|p| Box::new(p) as Box<dyn Player>)
                 .map_err(|detail| BuildError::Failed { spec: name, detail }),
         ),
@@ -105,13 +106,21 @@ pub struct AlphaBetaPlayer {
     limits: SearchLimits,
     engine: Engine,
     stop: AtomicBool,
+    variety: Option<Variety>,
+    /// This game's seed (from the match seed and the game's number): the variety's choices.
+    game_seed: u64,
 }
 
 impl AlphaBetaPlayer {
     /// An engine with `config` (hash size, weights) searching within `limits`.
     pub fn new(name: String, limits: SearchLimits, config: EngineConfig) -> Result<AlphaBetaPlayer, String> {
         let engine = Engine::new(config).map_err(|e| e.to_string())?;
-        Ok(AlphaBetaPlayer { name, limits, engine, stop: AtomicBool::new(false) })
+        Ok(AlphaBetaPlayer { name, limits, engine, stop: AtomicBool::new(false), variety: None, game_seed: 0 })
+    }
+
+    /// The same player with variety in the opening (a seeded near-best choice, see [`Variety`]).
+    pub fn with_variety(self, variety: Option<Variety>) -> AlphaBetaPlayer {
+        AlphaBetaPlayer { variety, ..self }
     }
 
     fn engine_limits(&self, clock: &ClockState) -> Limits {
@@ -140,12 +149,14 @@ impl Player for AlphaBetaPlayer {
         self.name.clone()
     }
 
-    fn new_game(&mut self, _seed: u64) {
+    fn new_game(&mut self, seed: u64) {
         self.engine.new_game();
+        self.game_seed = seed;
     }
 
     fn choose(&mut self, game: &Game, clock: &ClockState) -> Result<Move, PlayerError> {
-        let limits = self.engine_limits(clock);
+        let mut limits = self.engine_limits(clock);
+        limits.noise = self.variety.and_then(|v| v.noise(game.ply(), self.game_seed));
         let result = self.engine.search(game, &limits, &self.stop, &mut |_| {});
         result.best.ok_or_else(|| PlayerError::Crashed {
             detail: format!("the engine returned no move in {}", game.position().to_fen()),

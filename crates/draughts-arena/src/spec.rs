@@ -8,7 +8,7 @@
 //! | kind        | keys                                                    |
 //! |-------------|---------------------------------------------------------|
 //! | `random`    | `seed=N` (default 0)                                    |
-//! | `alphabeta` | at least one of `depth=N`, `nodes=N`, `movetime=MS`; optional `model=DIR` (a sparse network as the evaluation) |
+//! | `alphabeta` | at least one of `depth=N`, `nodes=N`, `movetime=MS`; optional `model=DIR` (a sparse network as the evaluation), `hash=MIB`, `egtb=DIR`, `vary=CP` and `vary_plies=N` (a seeded choice within CP centi-men of the best move in the game's first N plies, 12 by default), every search option by name |
 //! | `mcts`      | `model=DIR`, and `sims=N` or `movetime=MS` (or both)    |
 //! | `policy`    | `model=DIR`, required                                   |
 //! | `hub`       | `cmd="PATH ARGS"`, required; optional `depth`, `nodes`, `movetime` |
@@ -22,10 +22,14 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use draughts_engine::{OptionError, SearchOptions};
+use draughts_engine::{OptionError, SearchOptions, Variety};
 use thiserror::Error;
 
 use crate::player::{Player, RandomPlayer};
+
+/// Plies of variety of an `alphabeta` player given `vary=CP` without `vary_plies`: the first six
+/// moves of each side.
+pub const DEFAULT_VARY_PLIES: u32 = 12;
 
 /// Search limits of an engine player. At least one is set for `alphabeta`; a search stops at
 /// the first limit it reaches.
@@ -67,6 +71,8 @@ pub enum PlayerKind {
         /// The search's optional techniques (`qs_threat=on`, `probcut=off`, ...: every name of
         /// [`SearchOptions::NAMES`] is a key); the engine's defaults for those not given.
         options: SearchOptions,
+        /// Variety in the opening (`vary=CP`, `vary_plies=N`), seeded by each game's seed.
+        variety: Option<Variety>,
     },
     /// MCTS with a trained network.
     Mcts {
@@ -200,7 +206,7 @@ pub enum SpecErrorKind {
 const RANDOM_KEYS: &[&str] = &["seed", "name"];
 /// The limits, the model, the table size, then every name of [`SearchOptions::NAMES`].
 const ALPHABETA_KEYS: &[&str] = &{
-    const BASE: [&str; 7] = ["depth", "nodes", "movetime", "model", "hash", "egtb", "name"];
+    const BASE: [&str; 9] = ["depth", "nodes", "movetime", "model", "hash", "egtb", "vary", "vary_plies", "name"];
     let mut keys = [""; BASE.len() + SearchOptions::NAMES.len()];
     let mut i = 0;
     while i < keys.len() {
@@ -410,7 +416,13 @@ impl PlayerSpec {
                         })?;
                     }
                 }
-                PlayerKind::AlphaBeta { limits, model, hash, egtb, options }
+                let vary = items.number("vary", 0i32)?;
+                let plies = items.number("vary_plies", 1u32)?;
+                if plies.is_some() && vary.is_none() {
+                    return Err(SpecErrorKind::MissingKey { kind, key: "vary (vary_plies needs it)" });
+                }
+                let variety = vary.map(|margin| Variety { margin, plies: plies.unwrap_or(DEFAULT_VARY_PLIES) });
+                PlayerKind::AlphaBeta { limits, model, hash, egtb, options, variety }
             }
             "mcts" => {
                 let model = nonempty("model", items.required("model")?, "must name a model directory")?;
@@ -499,7 +511,7 @@ impl fmt::Display for PlayerSpec {
                     items.push(format!("seed={seed}"));
                 }
             }
-            PlayerKind::AlphaBeta { limits: l, model, hash, egtb, options } => {
+            PlayerKind::AlphaBeta { limits: l, model, hash, egtb, options, variety } => {
                 limits(&mut items, l);
                 if let Some(m) = model {
                     items.push(format!("model={}", quote(&m.to_string_lossy())));
@@ -509,6 +521,10 @@ impl fmt::Display for PlayerSpec {
                 }
                 if let Some(d) = egtb {
                     items.push(format!("egtb={}", quote(&d.to_string_lossy())));
+                }
+                if let Some(v) = variety {
+                    items.push(format!("vary={}", v.margin));
+                    items.push(format!("vary_plies={}", v.plies));
                 }
                 let default = SearchOptions::default();
                 for name in SearchOptions::NAMES {
@@ -690,7 +706,8 @@ mod tests {
                 model: None,
                 hash: None,
                 egtb: None,
-                options: SearchOptions::default()
+                options: SearchOptions::default(),
+                variety: None
             }
         );
         assert_eq!(
@@ -700,7 +717,8 @@ mod tests {
                 model: Some("models/sparse".into()),
                 hash: None,
                 egtb: None,
-                options: SearchOptions::default()
+                options: SearchOptions::default(),
+                variety: None
             }
         );
         assert_eq!(
@@ -714,7 +732,8 @@ mod tests {
                 model: None,
                 hash: None,
                 egtb: None,
-                options: SearchOptions::default()
+                options: SearchOptions::default(),
+                variety: None
             }
         );
         assert_eq!(
@@ -740,6 +759,14 @@ mod tests {
         assert_eq!(egtb.as_deref(), Some(std::path::Path::new("db/5 pieces")));
         assert_eq!(parse(&spec.to_string()), spec);
         assert!(matches!(err("alphabeta:depth=3,egtb="), SpecErrorKind::BadValue { key: "egtb", .. }));
+        let spec = parse("alphabeta:movetime=100,vary=15");
+        let PlayerKind::AlphaBeta { variety, .. } = &spec.kind else { panic!("not alphabeta") };
+        assert_eq!(*variety, Some(Variety { margin: 15, plies: DEFAULT_VARY_PLIES }));
+        assert_eq!(parse(&spec.to_string()), spec);
+        let PlayerKind::AlphaBeta { variety, .. } = parse("alphabeta:depth=3,vary=0,vary_plies=4").kind else { panic!("not alphabeta") };
+        assert_eq!(variety, Some(Variety { margin: 0, plies: 4 }));
+        assert!(matches!(err("alphabeta:depth=3,vary=-5"), SpecErrorKind::BadNumber { key: "vary", .. }));
+        assert!(matches!(err("alphabeta:depth=3,vary_plies=6"), SpecErrorKind::MissingKey { .. }));
         assert_eq!(parse("policy:model=models/hard").kind, PlayerKind::Policy { model: "models/hard".into() });
         assert_eq!(
             parse(r#"hub:cmd="/opt/scan/scan hub --x=\"a,b\"",movetime=500"#).kind,

@@ -102,6 +102,26 @@ fn every_level_answers_a_legal_move_with_the_new_state() {
 }
 
 #[test]
+fn a_request_without_a_seed_gets_a_fresh_one_and_the_seed_replays_the_move() {
+    // The easy level chooses at random within its margin at every ply: the same moves asked
+    // again get other answers (a person who repeats their moves does not replay the game), and
+    // the seed sent back gives the same answer again (the easy level searches to a fixed depth).
+    let s = serve(&[]);
+    let mut moves = std::collections::BTreeSet::new();
+    let mut seeds = std::collections::BTreeSet::new();
+    for _ in 0..24 {
+        let (status, v) = post(&s.addr, "/api/move", &json!({"level": "easy"}));
+        assert_eq!(status, 200, "{v}");
+        moves.insert(v["pdn"].as_str().unwrap().to_owned());
+        seeds.insert(v["seed"].as_u64().expect("the reply names its seed"));
+        let (_, again) = post(&s.addr, "/api/move", &json!({"level": "easy", "seed": v["seed"]}));
+        assert_eq!(again["pdn"], v["pdn"], "seed {}", v["seed"]);
+    }
+    assert!(moves.len() >= 2, "24 requests, always {moves:?}");
+    assert!(seeds.len() >= 20, "seeds {seeds:?}");
+}
+
+#[test]
 fn state_shows_paths_promotions_and_the_end_of_a_game() {
     let s = serve(&[]);
     // Two captures from 47 to 36 that take different pieces: each named by its path.

@@ -38,7 +38,7 @@ pub use bench::{bench, bench_with, BenchPosition, BenchResult, BENCH_DEPTH, BENC
 pub use endgames::{Endgames, RULE_MARGIN, TB_WIN};
 pub use eval::{evaluate, Evaluator, Weights};
 pub use evaluation::{one_step_moves, score_from_wdl, wdl_from_score, Evaluation, HandMade, Learned, LEARNED_SCORE_LIMIT};
-pub use limits::{Clock, Level, Limits, Noise, UnknownLevel, EASY_NOISE_MARGIN};
+pub use limits::{Clock, Level, Limits, Noise, UnknownLevel, Variety, EASY_NOISE_MARGIN};
 pub use options::{OptionError, SearchOptions};
 pub use search::{mate_distance, Engine, EngineConfig, SearchInfo, SearchResult, MATE, MATE_BOUND, MAX_DEPTH, MAX_PLY};
 pub use tt::TtError;

@@ -35,15 +35,35 @@ pub struct Clock {
     pub moves_to_go: Option<u32>,
 }
 
-/// Randomness for weak levels: every root move gets an exact score, and the engine plays a
-/// move chosen uniformly among those within `margin` centi-men of the best. The choice is a
-/// function of `seed` and the position, so it is reproducible.
+/// Randomness for weak levels and for variety: every root move within `margin` centi-men of the
+/// best gets an exact score (the others only a bound below that), and the engine plays a move
+/// chosen uniformly among those within the margin. The choice is a function of `seed` and the
+/// position, so it is reproducible.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Noise {
     /// Centi-men below the best score that still count as near-equal.
     pub margin: i32,
     /// Seed of the choice.
     pub seed: u64,
+}
+
+/// Variety in the opening, for a strong level that should not replay the same game whenever its
+/// opponent repeats its moves: the seeded near-best choice of [`Noise`] in the first `plies`
+/// plies of a game only (counted from the game's start position), within a small margin.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Variety {
+    /// Centi-men below the best score that still count as near-equal.
+    pub margin: i32,
+    /// The choice is made while the game has had fewer plies than this.
+    pub plies: u32,
+}
+
+impl Variety {
+    /// The noise of a search at ply `ply` of a game whose choices take `seed`; `None` from ply
+    /// `plies` on.
+    pub fn noise(&self, ply: usize, seed: u64) -> Option<Noise> {
+        (ply < self.plies as usize).then_some(Noise { margin: self.margin, seed })
+    }
 }
 
 impl Limits {

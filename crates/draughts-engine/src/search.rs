@@ -518,7 +518,8 @@ fn run<E: Evaluation>(
             let aspire = noise.is_none() && depth >= 4 && score.abs() < MATE_BOUND;
             let (mut alpha, mut beta) = if aspire { (score - delta, score + delta) } else { (-INF, INF) };
             let iter_score = loop {
-                let v = s.root(&pos, hash, ctr, depth, alpha, beta, &mut root_moves, &mut root_scores, noise.is_some());
+                let margin = noise.map(|n| n.margin.max(0));
+                let v = s.root(&pos, hash, ctr, depth, alpha, beta, &mut root_moves, &mut root_scores, margin);
                 if s.aborted {
                     break v;
                 }
@@ -776,8 +777,13 @@ impl<E: Evaluation> Searcher<'_, E> {
         beta: i32,
         moves: &mut [Move],
         scores: &mut [i32],
-        exact_all: bool,
+        margin: Option<i32>,
     ) -> i32 {
+        // With a margin (a seeded choice among the near-best moves follows), every move within
+        // `margin` of the best gets an exact score and the others a bound below it: the first
+        // move with the full window, each other one first with a null window at the best score
+        // so far less the margin, and again with the window open upwards when it reaches it.
+        let exact_all = margin.is_some();
         if self.tick() {
             return 0;
         }
@@ -791,8 +797,18 @@ impl<E: Evaluation> Searcher<'_, E> {
             self.ev.make(0, pos, &mv);
             let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);
-            let score = if exact_all {
-                -self.search(&child, ch, cc, depth - 1, -INF, INF, 1, true)
+            let score = if let Some(m) = margin {
+                if i == 0 || best <= -MATE_BOUND {
+                    -self.search(&child, ch, cc, depth - 1, -INF, INF, 1, true)
+                } else {
+                    let floor = best - m;
+                    let v = -self.search(&child, ch, cc, depth - 1, -floor, -floor + 1, 1, false);
+                    if v >= floor && !self.aborted {
+                        -self.search(&child, ch, cc, depth - 1, -INF, -floor + 1, 1, true)
+                    } else {
+                        v
+                    }
+                }
             } else if i == 0 {
                 -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true)
             } else {

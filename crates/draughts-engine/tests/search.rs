@@ -196,6 +196,48 @@ fn threads_keep_the_limits_and_give_legal_moves() {
 }
 
 #[test]
+fn noise_picks_among_exactly_the_moves_within_its_margin() {
+    // At depth 3 without options (no reductions or pruning below the root's children), each root
+    // move's value is the child's depth-2 minimax value, which a separate search gives exactly:
+    // the moves a noisy search may pick are those whose value is within the margin of the best.
+    let options = draughts_engine::SearchOptions::BASELINE;
+    let fresh = || Engine::new(EngineConfig { tt_mib: 2, options, ..EngineConfig::default() }).unwrap();
+    let stop = AtomicBool::new(false);
+    let mut varied = 0;
+    for fen in BENCH_POSITIONS.iter().take(8) {
+        let game = Game::from_position(Position::from_fen(fen).unwrap(), Rules::FMJD);
+        let moves = game.legal_moves();
+        let values: Vec<i32> = moves
+            .iter()
+            .map(|m| {
+                let mut child = game.clone();
+                child.play(*m).unwrap();
+                if child.outcome().is_some() {
+                    return -fresh().search(&child, &Limits::depth(1), &stop, &mut |_| {}).score;
+                }
+                -fresh().search(&child, &Limits::depth(2), &stop, &mut |_| {}).score
+            })
+            .collect();
+        let top = *values.iter().max().unwrap();
+        for margin in [0, 15, 60] {
+            let within: BTreeSet<String> =
+                moves.iter().zip(&values).filter(|(_, &v)| v >= top - margin).map(|(m, _)| m.to_string()).collect();
+            let mut picked = BTreeSet::new();
+            for seed in 0..48 {
+                let limits = Limits { depth: Some(3), noise: Some(draughts_engine::Noise { margin, seed }), ..Limits::default() };
+                let r = fresh().search(&game, &limits, &stop, &mut |_| {});
+                picked.insert(r.best.unwrap().to_string());
+            }
+            if top.abs() < 20_000 {
+                assert_eq!(picked, within, "{fen}, margin {margin}: values {values:?}");
+            }
+            varied += (picked.len() > 1) as usize;
+        }
+    }
+    assert!(varied >= 4, "too few positions with a choice to test ({varied})");
+}
+
+#[test]
 fn iterations_are_reported_in_order() {
     let game = Game::from_position(Position::from_fen(BENCH_POSITIONS[3]).unwrap(), Rules::FMJD);
     let mut infos: Vec<SearchInfo> = Vec::new();

@@ -84,7 +84,8 @@ struct MoveRequest {
     checkpoint: Option<String>,
     /// Shorter than the level's time per move.
     movetime_ms: Option<u64>,
-    /// Seed of the level's random choices (default: from the position).
+    /// Seed of the level's random choices (default: a fresh random one, sent back in the reply,
+    /// so a person who repeats their moves does not get the same game again).
     seed: Option<u64>,
     /// Send the principal variation and search figures.
     #[serde(default)]
@@ -262,8 +263,8 @@ impl Service {
         if r.movetime_ms == Some(0) {
             return bad("`movetime_ms` is at least 1");
         }
-        let seed = r.seed.unwrap_or_else(|| game.hash() ^ (game.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed);
+        let seed = r.seed.unwrap_or_else(fresh_seed);
+        let limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed, game.ply());
         let player = level.summary(network.as_ref().map(|n| n.model_id()));
         let egtb = self.egtb_for(level).cloned();
         let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, options: level.search_options(), egtb, ..EngineConfig::default() }) {
@@ -289,6 +290,7 @@ impl Service {
         obj.insert("level".into(), json!(level.name));
         obj.insert("player".into(), json!(player));
         obj.insert("time_ms".into(), json!(elapsed.as_millis() as u64));
+        obj.insert("seed".into(), json!(seed));
         if r.analysis {
             let mut p = pos;
             let mut pv = Vec::new();
@@ -303,6 +305,13 @@ impl Service {
         obj.insert("state".into(), state_json(&after));
         Reply::json(200, &reply)
     }
+}
+
+/// A seed for a request that gives none: the standard library's per-process random keys, stepped
+/// for every call (no dependency for it).
+fn fresh_seed() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0u8)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Reply> {

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use draughts_engine::{Limits, Noise, SearchOptions};
+use draughts_engine::{Limits, Noise, SearchOptions, Variety};
 use serde::Deserialize;
 
 use crate::bad_input;
@@ -23,6 +23,9 @@ pub struct LevelSpec {
     pub movetime_ms: Option<u64>,
     /// Random choice among the moves within this many centi-men of the best.
     pub noise_cp: Option<i32>,
+    /// The random choice only in the game's first this many plies (variety in the opening for a
+    /// strong level); every move when not given.
+    pub noise_plies: Option<u32>,
     #[serde(default = "default_hash")]
     pub hash_mib: usize,
     /// The served model is the evaluation.
@@ -50,8 +53,9 @@ struct LevelsFile {
 }
 
 impl LevelSpec {
-    /// The engine limits of a move at this level; `movetime` (a request's) only shortens it.
-    pub fn limits(&self, movetime: Option<Duration>, seed: u64) -> Limits {
+    /// The engine limits of a move at this level at ply `ply` of its game; `movetime` (a
+    /// request's) only shortens it.
+    pub fn limits(&self, movetime: Option<Duration>, seed: u64, ply: usize) -> Limits {
         let own = self.movetime_ms.map(Duration::from_millis);
         let movetime = match (own, movetime) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -62,7 +66,10 @@ impl LevelSpec {
             nodes: self.nodes,
             movetime,
             clock: None,
-            noise: self.noise_cp.map(|margin| Noise { margin, seed }),
+            noise: self.noise_cp.and_then(|margin| match self.noise_plies {
+                Some(plies) => Variety { margin, plies }.noise(ply, seed),
+                None => Some(Noise { margin, seed }),
+            }),
         }
     }
 
@@ -89,8 +96,10 @@ impl LevelSpec {
         if let Some(t) = self.movetime_ms {
             parts.push(format!("{t} ms"));
         }
-        if let Some(m) = self.noise_cp {
-            parts.push(format!("random within {m} centi-men"));
+        match (self.noise_cp, self.noise_plies) {
+            (Some(m), Some(p)) => parts.push(format!("random within {m} centi-men in the first {p} plies")),
+            (Some(m), None) => parts.push(format!("random within {m} centi-men")),
+            _ => {}
         }
         let threads = self.search_options().threads;
         if threads > 1 {
@@ -133,6 +142,9 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<LevelSpec>> {
         if l.noise_cp.is_some_and(|m| m < 0) {
             return Err(bad_input(format!("{at}: noise_cp is not negative")));
         }
+        if l.noise_plies.is_some() && l.noise_cp.is_none() {
+            return Err(bad_input(format!("{at}: noise_plies needs noise_cp")));
+        }
         if let Err(e) = SearchOptions::default().parse_list(&l.options) {
             return Err(bad_input(format!("{at}: options: {e}")));
         }
@@ -164,10 +176,17 @@ mod tests {
         let names: Vec<_> = levels.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["easy", "medium", "hard"]);
         assert!(levels[0].noise_cp.is_some() && levels[2].network);
-        let l = levels[1].limits(Some(Duration::from_millis(50)), 0);
+        let l = levels[1].limits(Some(Duration::from_millis(50)), 0, 0);
         assert_eq!(l.movetime, Some(Duration::from_millis(50)));
-        assert_eq!(levels[1].limits(Some(Duration::from_secs(9)), 0).movetime, Some(Duration::from_millis(200)));
+        assert_eq!(levels[1].limits(Some(Duration::from_secs(9)), 0, 0).movetime, Some(Duration::from_millis(200)));
         assert!(levels.iter().all(|l| l.search_options() == SearchOptions::default()));
+        // The hard level varies its first moves (seeded), and only those.
+        let hard = &levels[2];
+        let plies = hard.noise_plies.expect("the hard level has variety in the opening") as usize;
+        assert!(hard.noise_cp.is_some_and(|m| (1..=20).contains(&m)), "{:?}", hard.noise_cp);
+        assert!(hard.limits(None, 3, 0).noise.is_some() && hard.limits(None, 3, plies - 1).noise.is_some());
+        assert_eq!(hard.limits(None, 3, plies).noise, None);
+        assert!(levels[0].limits(None, 3, 500).noise.is_some(), "easy is random at every ply");
     }
 
     #[test]
@@ -187,6 +206,8 @@ mod tests {
         assert!(l.summary(None).contains("4 threads"), "{}", l.summary(None));
         let e = parse("[[level]]\nname = \"x\"\ndepth = 3\nthreads = 0\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("level 1 `x`: threads is 1 to 256"), "{e}");
+        let e = parse("[[level]]\nname = \"x\"\ndepth = 3\nnoise_plies = 8\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("level 1 `x`: noise_plies needs noise_cp"), "{e}");
     }
 
     #[test]
@@ -194,7 +215,10 @@ mod tests {
         let levels = load(None).unwrap();
         for level in draughts_engine::Level::ALL {
             let spec = levels.iter().find(|l| l.name == level.name()).unwrap();
-            assert_eq!(spec.limits(None, 7), level.limits(&Limits::default(), 7), "{}", spec.name);
+            // A served level may add variety in the opening (`noise_plies`); after it, it plays
+            // as the protocol engine's level does.
+            let after = spec.noise_plies.unwrap_or(0) as usize;
+            assert_eq!(spec.limits(None, 7, after), level.limits(&Limits::default(), 7), "{}", spec.name);
             assert_eq!(spec.network, level == draughts_engine::Level::Hard);
         }
     }
