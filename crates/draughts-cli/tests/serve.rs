@@ -145,6 +145,20 @@ fn state_shows_paths_promotions_and_the_end_of_a_game() {
         })
         .collect();
     assert_eq!(left, [json!([19]), json!([14])]);
+    // The draw rules that count: none at the start; in king against king and man, the 5-move
+    // rule from the first ply, the 25-move rule and repetition as the kings go back and forth.
+    let (_, v) = post(&s.addr, "/api/state", &json!({}));
+    assert_eq!(v["draw_rules"], json!([]));
+    let (status, v) = post(&s.addr, "/api/state", &json!({"fen": "W:WK50:BK1,3", "moves": ["50-44", "1-7", "44-50", "7-1"]}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v["draw_rules"],
+        json!([
+            {"rule": "repetition", "count": 2, "limit": 3, "left": 1},
+            {"rule": "25-move rule", "count": 4, "limit": 50, "left": 46},
+            {"rule": "5-move rule", "count": 4, "limit": 10, "left": 6},
+        ])
+    );
     // A man crowned on the far row.
     let (status, v) = post(&s.addr, "/api/state", &json!({"fen": "W:W7:B40", "moves": ["7-2"]}));
     assert_eq!(status, 200, "{v}");

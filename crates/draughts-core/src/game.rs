@@ -80,6 +80,37 @@ pub enum DrawReason {
     TwoVsOne,
 }
 
+impl DrawReason {
+    /// A short name: `repetition`, `25-move rule`, `no capture`, `16-move rule`, `5-move rule`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DrawReason::Repetition => "repetition",
+            DrawReason::NoProgress => "25-move rule",
+            DrawReason::NoCapture => "no capture",
+            DrawReason::ThreeVsOne => "16-move rule",
+            DrawReason::TwoVsOne => "5-move rule",
+        }
+    }
+}
+
+/// A draw rule that is counting in a game: how far it has got and where it ends the game.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DrawCount {
+    /// The rule.
+    pub rule: DrawReason,
+    /// Plies counted so far (for repetition: how often the current position has occurred).
+    pub count: u16,
+    /// The count at which the rule draws the game.
+    pub limit: u16,
+}
+
+impl DrawCount {
+    /// Plies (for repetition: occurrences) left before the rule draws the game.
+    pub fn left(&self) -> u16 {
+        self.limit.saturating_sub(self.count)
+    }
+}
+
 impl Outcome {
     /// The score for White: 1 for a win, 0.5 for a draw, 0 for a loss.
     pub fn white_score(&self) -> f64 {
@@ -299,6 +330,31 @@ impl Game {
         self.draw_reason().map(Outcome::Draw)
     }
 
+    /// The draw rules of the game's rules that are counting now, each with its count and limit:
+    /// repetition once the current position has occurred before, the no-progress rule once only
+    /// kings have moved since the last capture or man move, the no-capture rule once a move
+    /// without capture was played, and the lone-king rules from the moment their ending arises.
+    pub fn draw_counts(&self) -> Vec<DrawCount> {
+        let d = &self.rules.draw;
+        let c = &self.counters;
+        let mut out = Vec::new();
+        let mut push = |rule, count: u16, limit: Option<u16>, counting: bool| {
+            if let Some(limit) = limit.filter(|_| counting) {
+                out.push(DrawCount { rule, count, limit });
+            }
+        };
+        let reps = self.repetition_count().min(u16::MAX as u32) as u16;
+        push(DrawReason::Repetition, reps, d.repetition.map(u16::from), reps >= 2);
+        push(DrawReason::NoProgress, c.no_progress, d.no_progress_plies, c.no_progress > 0);
+        push(DrawReason::NoCapture, c.no_capture, d.no_capture_plies, c.no_capture > 0);
+        match ending(&self.position) {
+            Some(Ending::ThreeVsOne) => push(DrawReason::ThreeVsOne, c.endgame, d.three_vs_one_plies, true),
+            Some(Ending::TwoVsOne) => push(DrawReason::TwoVsOne, c.endgame, d.two_vs_one_plies, true),
+            None => {}
+        }
+        out
+    }
+
     /// The draw rule that applies to the current state, if any (does not look for wins).
     pub fn draw_reason(&self) -> Option<DrawReason> {
         let d = &self.rules.draw;
@@ -358,6 +414,35 @@ mod tests {
         let mut g = Game::from_position(Position::from_fen(fen).unwrap(), Rules::NO_CAPTURE_25);
         play(&mut g, "50-44 1-7 44-50 7-1 50-44 1-7 44-50 7-1");
         assert_eq!(g.outcome(), None);
+    }
+
+    #[test]
+    fn draw_counts_say_how_far_each_counting_rule_is() {
+        let count = |g: &Game, rule| g.draw_counts().into_iter().find(|d| d.rule == rule).map(|d| (d.count, d.limit, d.left()));
+        // The start: nothing counts.
+        assert!(Game::new(Rules::FMJD).draw_counts().is_empty());
+        // King against king and man: the 5-move rule from the first ply, the 25-move rule once
+        // only kings have moved, repetition once the position comes back.
+        let mut g = Game::from_position(Position::from_fen("W:WK50:BK1,3").unwrap(), Rules::FMJD);
+        assert_eq!(count(&g, DrawReason::TwoVsOne), Some((0, 10, 10)));
+        assert_eq!(count(&g, DrawReason::NoProgress), None);
+        play(&mut g, "50-44 1-7 44-50 7-1");
+        assert_eq!(count(&g, DrawReason::TwoVsOne), Some((4, 10, 6)));
+        assert_eq!(count(&g, DrawReason::NoProgress), Some((4, 50, 46)));
+        assert_eq!(count(&g, DrawReason::Repetition), Some((2, 3, 1)));
+        assert_eq!(count(&g, DrawReason::NoCapture), None, "FMJD has no no-capture rule");
+        // A man move restarts the no-progress count and breaks the repetition chain.
+        play(&mut g, "50-44 3-9");
+        assert_eq!(count(&g, DrawReason::NoProgress), None);
+        assert_eq!(count(&g, DrawReason::Repetition), None);
+        assert_eq!(count(&g, DrawReason::TwoVsOne), Some((6, 10, 4)));
+        // The no-capture preset counts every ply without capture.
+        let mut g = Game::new(Rules::NO_CAPTURE_25);
+        play(&mut g, "32-28 19-23");
+        let d = g.draw_counts();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].rule, d[0].count), (DrawReason::NoCapture, 2));
+        assert_eq!(d[0].left(), d[0].limit - 2);
     }
 
     fn without_repetition(rules: Rules) -> Rules {

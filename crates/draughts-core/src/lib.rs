@@ -30,7 +30,7 @@ pub mod zobrist;
 
 pub use bitboard::{Bitboard, Direction};
 pub use fen::FenError;
-pub use game::{Counters, DrawReason, Game, IllegalMove, Outcome, WinReason};
+pub use game::{Counters, DrawCount, DrawReason, Game, IllegalMove, Outcome, WinReason};
 pub use moves::{Move, MoveList};
 pub use notation::{MoveError, MoveText};
 pub use position::{Color, Piece, Position, PositionError, Role};

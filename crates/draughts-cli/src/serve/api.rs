@@ -405,6 +405,12 @@ fn state_json(game: &Game) -> Value {
         "over": outcome.is_some(),
         "result": outcome.map(|o| o.pdn_result()),
         "reason": outcome.map(|o| o.to_string()),
+        "draw_rules": game.draw_counts().iter().map(|d| json!({
+            "rule": d.rule.name(),
+            "count": d.count,
+            "limit": d.limit,
+            "left": d.left(),
+        })).collect::<Vec<_>>(),
     })
 }
 
