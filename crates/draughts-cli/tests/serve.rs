@@ -122,6 +122,29 @@ fn a_request_without_a_seed_gets_a_fresh_one_and_the_seed_replays_the_move() {
 }
 
 #[test]
+fn clock_games_spend_the_engine_s_clock_and_never_overstep_it() {
+    // The hard level (1 s a move) with 300 ms left and no increment: the engine keeps well within
+    // its clock, move after move.
+    let s = serve(&[]);
+    let mut moves: Vec<String> = Vec::new();
+    let mut left: u64 = 300;
+    for _ in 0..6 {
+        let (status, v) = post(&s.addr, "/api/move", &json!({"level": "hard", "moves": moves, "time_ms": left}));
+        assert_eq!(status, 200, "{v}");
+        let used = v["time_ms"].as_u64().unwrap();
+        assert!(used < left, "{used} ms used with {left} ms left");
+        left -= used;
+        moves.push(v["pdn"].as_str().unwrap().to_owned());
+        // The other side answers with the medium level, off the clock.
+        let (_, v) = post(&s.addr, "/api/move", &json!({"level": "medium", "moves": moves}));
+        moves.push(v["pdn"].as_str().unwrap().to_owned());
+    }
+    assert!(left > 0);
+    assert!(error_of(&s.addr, "/api/move", &json!({"level": "hard", "time_ms": 0})).contains("time_ms"));
+    assert!(error_of(&s.addr, "/api/move", &json!({"level": "hard", "inc_ms": 100})).contains("needs `time_ms`"));
+}
+
+#[test]
 fn state_shows_paths_promotions_and_the_end_of_a_game() {
     let s = serve(&[]);
     // Two captures from 47 to 36 that take different pieces: each named by its path.

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use draughts_core::{Game, Move, MoveText, Position, Rules};
-use draughts_engine::{mate_distance, Endgames, Engine, EngineConfig};
+use draughts_engine::{mate_distance, Clock, Endgames, Engine, EngineConfig};
 use draughts_nnue::Network;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -84,6 +84,11 @@ struct MoveRequest {
     checkpoint: Option<String>,
     /// Shorter than the level's time per move.
     movetime_ms: Option<u64>,
+    /// A clock game: the time left on the engine's clock, in milliseconds; the engine manages
+    /// it (the level's time per move still caps each move).
+    time_ms: Option<u64>,
+    /// The clock's increment per move, in milliseconds (with `time_ms`).
+    inc_ms: Option<u64>,
     /// Seed of the level's random choices (default: a fresh random one, sent back in the reply,
     /// so a person who repeats their moves does not get the same game again).
     seed: Option<u64>,
@@ -263,8 +268,19 @@ impl Service {
         if r.movetime_ms == Some(0) {
             return bad("`movetime_ms` is at least 1");
         }
+        if r.time_ms == Some(0) {
+            return bad("`time_ms` (the engine's clock) is at least 1");
+        }
+        if r.inc_ms.is_some() && r.time_ms.is_none() {
+            return bad("`inc_ms` needs `time_ms` (the time left on the engine's clock)");
+        }
         let seed = r.seed.unwrap_or_else(fresh_seed);
-        let limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed, game.ply());
+        let mut limits = level.limits(r.movetime_ms.map(Duration::from_millis), seed, game.ply());
+        limits.clock = r.time_ms.map(|t| Clock {
+            remaining: Duration::from_millis(t),
+            increment: Duration::from_millis(r.inc_ms.unwrap_or(0)),
+            moves_to_go: None,
+        });
         let player = level.summary(network.as_ref().map(|n| n.model_id()));
         let egtb = self.egtb_for(level).cloned();
         let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, options: level.search_options(), egtb, ..EngineConfig::default() }) {
