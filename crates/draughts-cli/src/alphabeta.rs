@@ -4,19 +4,27 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use draughts_core::{Game, Move};
-use draughts_engine::{Clock, Endgames, Engine, EngineConfig, Level, Limits, SearchOptions};
+use draughts_engine::{Clock, Endgames, Engine, EngineConfig, Limits, SearchOptions};
 use draughts_nnue::Network;
 use draughts_protocol::{Info, Param, ParamKind, SearchLimit, Searcher};
 
-/// The alpha-beta engine at a level for people.
+use crate::serve::levels::LevelSpec;
+
+/// The alpha-beta engine at a level for people, one of a levels file's (`configs/levels.toml`,
+/// the levels `draughts serve` offers): the level's limits (see [`LevelSpec::protocol_limits`]),
+/// random choices, search options and evaluation (the network where the level has
+/// `network = true` and a model was given, else the hand-made one) and endgame tables (where the
+/// level has `egtb = true`).
 #[derive(Debug)]
 pub struct AlphaBeta {
     engine: Engine,
-    /// The learned evaluation, if any (kept when the table is resized).
+    /// The learned evaluation, if a model was given (levels with `network = true` use it).
     network: Option<Arc<Network>>,
-    /// Endgame databases, if any (kept when the table is resized).
+    /// Endgame databases, if any (levels with `egtb = true` probe them).
     egtb: Option<Endgames>,
-    level: Level,
+    levels: Vec<LevelSpec>,
+    /// Index of the level in `levels`.
+    level: usize,
     tt_mib: usize,
     seed: u64,
     games: u64,
@@ -33,23 +41,56 @@ fn option_param(options: &SearchOptions, name: &str) -> Param {
 }
 
 impl AlphaBeta {
-    pub fn new(level: Level, tt_mib: usize, seed: u64) -> anyhow::Result<AlphaBeta> {
-        AlphaBeta::with_network(level, tt_mib, seed, None)
+    /// The engine at level `level` of `levels` (a name; a bad-input error naming the levels when
+    /// none has it), with the learned evaluation of `network` for the levels that use one, and
+    /// `egtb` for the levels that probe tables.
+    pub fn new(
+        levels: Vec<LevelSpec>,
+        level: &str,
+        tt_mib: usize,
+        seed: u64,
+        network: Option<Arc<Network>>,
+        egtb: Option<Endgames>,
+    ) -> anyhow::Result<AlphaBeta> {
+        let index = level_index(&levels, level).map_err(crate::bad_input)?;
+        let spec = &levels[index];
+        let engine = Engine::new(engine_config(spec, tt_mib, &network, &egtb, spec.search_options()))?;
+        Ok(AlphaBeta { engine, network, egtb, levels, level: index, tt_mib, seed, games: 0 })
     }
 
-    /// The engine with the learned evaluation of `network` (the hand-made one without).
-    pub fn with_network(level: Level, tt_mib: usize, seed: u64, network: Option<Arc<Network>>) -> anyhow::Result<AlphaBeta> {
-        let engine = Engine::new(EngineConfig { tt_mib, network: network.clone(), ..EngineConfig::default() })?;
-        Ok(AlphaBeta { engine, network, egtb: None, level, tt_mib, seed, games: 0 })
+    fn spec(&self) -> &LevelSpec {
+        &self.levels[self.level]
     }
 
-    /// The same engine probing `egtb` in its search.
-    pub fn with_egtb(mut self, egtb: Option<Endgames>) -> anyhow::Result<AlphaBeta> {
-        let options = self.engine.config().options;
-        let network = self.network.clone();
-        self.engine = Engine::new(EngineConfig { tt_mib: self.tt_mib, network, options, egtb: egtb.clone(), ..EngineConfig::default() })?;
-        self.egtb = egtb;
-        Ok(self)
+    /// A new engine for the current level with `options` (the table is new too).
+    fn rebuild(&mut self, tt_mib: usize, options: SearchOptions) -> anyhow::Result<()> {
+        self.engine = Engine::new(engine_config(self.spec(), tt_mib, &self.network, &self.egtb, options))?;
+        self.tt_mib = tt_mib;
+        Ok(())
+    }
+}
+
+/// The index of level `name` in `levels`, or a message naming the levels there are.
+pub fn level_index(levels: &[LevelSpec], name: &str) -> Result<usize, String> {
+    levels.iter().position(|l| l.name == name).ok_or_else(|| {
+        let names: Vec<&str> = levels.iter().map(|l| l.name.as_str()).collect();
+        format!("unknown level `{name}` (levels: {})", names.join(", "))
+    })
+}
+
+fn engine_config(
+    spec: &LevelSpec,
+    tt_mib: usize,
+    network: &Option<Arc<Network>>,
+    egtb: &Option<Endgames>,
+    options: SearchOptions,
+) -> EngineConfig {
+    EngineConfig {
+        tt_mib,
+        network: network.clone().filter(|_| spec.network),
+        egtb: egtb.clone().filter(|_| spec.egtb),
+        options,
+        ..EngineConfig::default()
     }
 }
 
@@ -66,9 +107,9 @@ pub fn engine_limits(limit: &SearchLimit) -> Limits {
 
 impl Searcher for AlphaBeta {
     fn name(&self) -> String {
-        match &self.network {
-            Some(n) => format!("draughts alpha-beta with network {} ({})", n.model_id(), self.level.name()),
-            None => format!("draughts alpha-beta ({})", self.level.name()),
+        match self.network.as_ref().filter(|_| self.spec().network) {
+            Some(n) => format!("draughts alpha-beta with network {} ({})", n.model_id(), self.spec().name),
+            None => format!("draughts alpha-beta ({})", self.spec().name),
         }
     }
 
@@ -82,8 +123,8 @@ impl Searcher for AlphaBeta {
         let mut params = vec![
             Param {
                 name: "level".into(),
-                value: self.level.name().into(),
-                kind: ParamKind::Enum { values: vec!["easy".into(), "medium".into(), "hard".into()] },
+                value: self.spec().name.clone(),
+                kind: ParamKind::Enum { values: self.levels.iter().map(|l| l.name.clone()).collect() },
             },
             Param { name: "hash".into(), value: self.tt_mib.to_string(), kind: ParamKind::Int { min: 1, max: 65536 } },
             Param { name: "seed".into(), value: self.seed.to_string(), kind: ParamKind::Int { min: 0, max: i64::MAX } },
@@ -94,14 +135,21 @@ impl Searcher for AlphaBeta {
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         match name {
-            "level" => self.level = value.parse().map_err(|e| format!("{e}"))?,
+            "level" => {
+                // The level's evaluation, tables and search options (the table is new).
+                let index = level_index(&self.levels, value)?;
+                let old = self.level;
+                self.level = index;
+                let options = self.spec().search_options();
+                if let Err(e) = self.rebuild(self.tt_mib, options) {
+                    self.level = old;
+                    return Err(e.to_string());
+                }
+            }
             "hash" => {
                 let mib: usize = value.parse().map_err(|_| format!("`{value}` is not a size in MiB"))?;
                 let options = self.engine.config().options;
-                let (network, egtb) = (self.network.clone(), self.egtb.clone());
-                self.engine = Engine::new(EngineConfig { tt_mib: mib, network, options, egtb, ..EngineConfig::default() })
-                    .map_err(|e| e.to_string())?;
-                self.tt_mib = mib;
+                self.rebuild(mib, options).map_err(|e| e.to_string())?;
             }
             "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
             _ if SearchOptions::NAMES.contains(&name) => {
@@ -118,7 +166,7 @@ impl Searcher for AlphaBeta {
         // Easy play draws its noise from the seed, the game number and the ply, so a replay with
         // the same seed gives the same moves.
         let seed = self.seed ^ self.games.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (game.ply() as u64) << 32;
-        let limits = self.level.limits(&engine_limits(limit), seed);
+        let limits = self.spec().protocol_limits(&engine_limits(limit), seed, game.ply());
         let result = self.engine.search(game, &limits, stop, &mut |i| {
             info(&Info { depth: i.depth, score: i.score, nodes: i.nodes, time: i.time, pv: i.pv.clone() })
         });

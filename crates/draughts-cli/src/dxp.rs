@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use draughts_core::Rules;
-use draughts_engine::Level;
 use draughts_protocol::dxp::{EndCause, Verdict};
 use draughts_protocol::dxp::DxpListener;
 use draughts_protocol::{dxp_connect, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
@@ -30,7 +29,7 @@ pub struct Args {
     /// Moves for that time, 0 for the whole game (initiator).
     #[arg(long, default_value_t = 0)]
     moves: u16,
-    /// Playing strength: easy, medium or hard.
+    /// Playing strength: a level of the levels file (the shipped ones: easy, medium, hard).
     #[arg(long, default_value = "hard")]
     level: String,
     /// A model directory (from `draughts export`), run directory or checkpoint to play with at
@@ -49,14 +48,18 @@ pub struct Args {
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 64)]
     hash: usize,
-    /// Endgame databases (`draughts egtb build`) probed in the alpha-beta search.
+    /// Endgame databases (`draughts egtb build`), probed at the levels with `egtb = true`.
     #[arg(long)]
     egtb: Option<std::path::PathBuf>,
+    /// The levels, as `draughts serve --levels` takes them (default: the shipped
+    /// configs/levels.toml); `--level` names one of them.
+    #[arg(long)]
+    levels: Option<std::path::PathBuf>,
     /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
     /// name=threads`).
     #[arg(long)]
     threads: Option<u16>,
-    /// Seed for the randomness of the easy level.
+    /// Seed of the levels' random choices (mixed with the game's number and the ply).
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Search this many nodes per move, whatever the clock says (deterministic play).
@@ -93,9 +96,9 @@ impl Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let level: Level = a.level.parse().map_err(bad_input)?;
+    let levels = crate::serve::levels::load(a.levels.as_deref())?;
     // With a model the network plays the hard level; --nodes then counts simulations.
-    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
+    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
     if let Some(t) = a.threads {
         searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
     }

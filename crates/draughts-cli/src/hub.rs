@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use draughts_engine::Level;
 use draughts_protocol::{run_hub_with, HubConfig};
 
 use crate::nnplayers::protocol_engine;
@@ -10,7 +9,7 @@ use crate::bad_input;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Playing strength: easy, medium or hard.
+    /// Playing strength: a level of the levels file (the shipped ones: easy, medium, hard).
     #[arg(long, default_value = "hard")]
     level: String,
     /// An exported model directory to play with (the "hard" network opponent).
@@ -19,9 +18,13 @@ pub struct Args {
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 64)]
     hash: usize,
-    /// Endgame databases (`draughts egtb build`) probed in the alpha-beta search.
+    /// Endgame databases (`draughts egtb build`), probed at the levels with `egtb = true`.
     #[arg(long)]
     egtb: Option<std::path::PathBuf>,
+    /// The levels, as `draughts serve --levels` takes them (default: the shipped
+    /// configs/levels.toml); `--level` names one of them.
+    #[arg(long)]
+    levels: Option<std::path::PathBuf>,
     /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
     /// name=threads`).
     #[arg(long)]
@@ -29,7 +32,7 @@ pub struct Args {
     /// Simulations per move for the network when the GUI gives no limit.
     #[arg(long, default_value_t = 200)]
     sims: u32,
-    /// Seed for the randomness of the easy level.
+    /// Seed of the levels' random choices (mixed with the game's number and the ply).
     #[arg(long, default_value_t = 0)]
     seed: u64,
 }
@@ -42,10 +45,10 @@ impl Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let level: Level = a.level.parse().map_err(bad_input)?;
+    let levels = crate::serve::levels::load(a.levels.as_deref())?;
     let config = HubConfig { version: env!("CARGO_PKG_VERSION").to_owned(), ..HubConfig::default() };
     let stdin = std::io::stdin();
-    let mut searcher = protocol_engine(level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
+    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
     if let Some(t) = a.threads {
         searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
     }

@@ -277,26 +277,28 @@ impl Searcher for NetSearcher {
     }
 }
 
-/// The engine behind `draughts hub` and `draughts dxp`: with a model, the model's strongest
-/// player plays the hard level: for a sparse network the alpha-beta engine with the network as
-/// its evaluation, for a ResNet its MCTS (`sims` simulations when nothing else limits a move).
-/// (Measured, see the model cards: at equal time the sparse network's alpha-beta beats its own
-/// MCTS, and a ResNet evaluates too slowly for alpha-beta.) Easy and medium, and every level
-/// without a model, are the hand-made alpha-beta engine, whose strength is easy to limit.
+/// The engine behind `draughts hub` and `draughts dxp`, at level `level` of `levels` (the levels
+/// file `draughts serve` reads): the alpha-beta engine at that level (see
+/// [`crate::alphabeta::AlphaBeta`]), with a sparse model as the evaluation of the levels with
+/// `network = true`. A ResNet model plays those levels through its MCTS instead (`sims`
+/// simulations when nothing else limits a move; measured, see the model cards: at equal time the
+/// sparse network's alpha-beta beats its own MCTS, and a ResNet evaluates too slowly for
+/// alpha-beta). The other levels, and every level without a model, are the hand-made engine,
+/// whose strength is easy to limit.
 pub fn protocol_engine(
-    level: draughts_engine::Level,
+    levels: Vec<crate::serve::levels::LevelSpec>,
+    level: &str,
     model: Option<&Path>,
     sims: u32,
     hash_mib: usize,
     seed: u64,
     egtb: Option<draughts_engine::Endgames>,
 ) -> anyhow::Result<Box<dyn Searcher + Send>> {
-    Ok(match (model, level) {
-        (Some(model), draughts_engine::Level::Hard) if models::is_sparse(model)? => {
-            let net = models::load_native(model)?;
-            Box::new(crate::alphabeta::AlphaBeta::with_network(level, hash_mib.max(1), seed, Some(net))?.with_egtb(egtb)?)
-        }
-        (Some(model), draughts_engine::Level::Hard) => Box::new(NetSearcher::new(model, sims)?),
-        _ => Box::new(crate::alphabeta::AlphaBeta::new(level, hash_mib.max(1), seed)?.with_egtb(egtb)?),
-    })
+    let index = crate::alphabeta::level_index(&levels, level).map_err(crate::bad_input)?;
+    let network = match model {
+        Some(model) if models::is_sparse(model)? => Some(models::load_native(model)?),
+        Some(model) if levels[index].network => return Ok(Box::new(NetSearcher::new(model, sims)?)),
+        _ => None,
+    };
+    Ok(Box::new(crate::alphabeta::AlphaBeta::new(levels, level, hash_mib.max(1), seed, network, egtb)?))
 }

@@ -165,6 +165,30 @@ fn search_options_by_name_in_search_and_hub() {
 }
 
 #[test]
+fn hub_plays_the_levels_of_a_levels_file() {
+    // The levels `draughts serve --levels` reads: `--level` and the `level` parameter name them.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("levels.toml");
+    std::fs::write(&file, "[[level]]\nname = \"club\"\ndepth = 3\n\n[[level]]\nname = \"master\"\ndepth = 5\nthreads = 2\n").unwrap();
+    let levels = file.to_str().unwrap();
+    let input = "hub\nset-param name=level value=grandmaster\nset-param name=level value=master\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel infinite\ngo think\nquit\n";
+    let o = draughts(&["hub", "--levels", levels, "--level", "club"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("param name=level value=club ") && l.contains("club master")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("error") && l.contains("grandmaster") && l.contains("club master")), "{out}");
+    // `level infinite` would never end: the level's depth ends the search.
+    assert!(out.lines().any(|l| l.starts_with("done move=")), "{out}");
+    let o = draughts(&["hub", "--levels", levels, "--level", "hard"], Some("quit\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown level `hard` (levels: club, master)"), "{}", stderr(&o));
+    std::fs::write(&file, "[[level]]\nname = \"x\"\n").unwrap();
+    let o = draughts(&["dxp", "--levels", levels, "--level", "x", "--listen", "0"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs a limit"), "{}", stderr(&o));
+}
+
+#[test]
 fn threads_in_search_and_hub() {
     let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "6", "--threads", "2"], None);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -287,7 +311,13 @@ fn match_json_and_gate_exit_codes() {
 
 #[test]
 fn match_against_a_dxp_engine_equals_the_in_process_match() {
-    let (mut follower, addr, _) = dxp_follower(&["--nodes", "300", "--connections", "4"]);
+    // A level without the shipped hard level's variety in the opening, so that the follower plays
+    // as the in-process engine does.
+    let dir = tempfile::tempdir().unwrap();
+    let levels = dir.path().join("levels.toml");
+    std::fs::write(&levels, "[[level]]\nname = \"plain\"\nnodes = 1000000\n").unwrap();
+    let levels = levels.to_str().unwrap();
+    let (mut follower, addr, _) = dxp_follower(&["--nodes", "300", "--connections", "4", "--levels", levels, "--level", "plain"]);
     let dxp = draughts(&["match", "--a", "alphabeta:nodes=1200", "--b", &format!("dxp:addr={addr}"), "--games", "4", "--json"], None);
     let local = draughts(&["match", "--a", "alphabeta:nodes=1200", "--b", "alphabeta:nodes=300", "--games", "4", "--json"], None);
     follower.kill().ok();

@@ -40,6 +40,11 @@ pub struct LevelSpec {
     pub options: String,
     /// Search threads (Lazy SMP), 1 to 256; the same as `threads=N` in `options`.
     pub threads: Option<u16>,
+    /// Hub and DXP: the GUI's (or the peer's) move time or clock replaces `movetime_ms`, which is
+    /// then the time per move when they give none (a level at full strength). Without it, and
+    /// always in `draughts serve`, `movetime_ms` caps every move.
+    #[serde(default)]
+    pub caller_time: bool,
 }
 
 fn default_hash() -> usize {
@@ -71,6 +76,34 @@ impl LevelSpec {
                 None => Some(Noise { margin, seed }),
             }),
         }
+    }
+
+    /// The engine limits of a move at this level for a Hub or DXP engine, given the limits the
+    /// GUI or the peer sets (`base`: a depth, nodes, a move time, a clock): the level's depth and
+    /// nodes cap the caller's; its `movetime_ms` caps the caller's time too, unless
+    /// `caller_time` (then it is the time when the caller gives none); its random choice as in
+    /// [`LevelSpec::limits`].
+    pub fn protocol_limits(&self, base: &Limits, seed: u64, ply: usize) -> Limits {
+        let min = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let own = self.movetime_ms.map(Duration::from_millis);
+        let mut l = Limits {
+            depth: min(self.depth.map(u64::from), base.depth.map(u64::from)).map(|d| d as u32),
+            nodes: min(self.nodes, base.nodes),
+            movetime: base.movetime,
+            clock: base.clock,
+            noise: self.limits(None, seed, ply).noise,
+        };
+        if self.caller_time {
+            if !l.is_bounded() {
+                l.movetime = own;
+            }
+        } else if let Some(own) = own {
+            l.movetime = Some(l.movetime.map_or(own, |t| t.min(own)));
+        }
+        l
     }
 
     /// The engine's search options at this level (checked when the file is read).
@@ -208,6 +241,33 @@ mod tests {
         assert!(e.contains("level 1 `x`: threads is 1 to 256"), "{e}");
         let e = parse("[[level]]\nname = \"x\"\ndepth = 3\nnoise_plies = 8\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("level 1 `x`: noise_plies needs noise_cp"), "{e}");
+    }
+
+    #[test]
+    fn shipped_levels_play_in_hub_and_dxp_as_the_engine_s_levels() {
+        use draughts_engine::{Clock, Level};
+        let levels = load(None).unwrap();
+        let clock = Clock { remaining: Duration::from_secs(60), increment: Duration::from_millis(500), moves_to_go: None };
+        let bases = [
+            Limits::default(),
+            Limits::movetime(Duration::from_millis(50)),
+            Limits::movetime(Duration::from_secs(5)),
+            Limits::depth(3),
+            Limits::depth(12),
+            Limits::nodes(10_000),
+            Limits { clock: Some(clock), ..Limits::default() },
+            Limits { clock: Some(clock), movetime: Some(Duration::from_millis(700)), ..Limits::default() },
+        ];
+        for level in Level::ALL {
+            let spec = levels.iter().find(|l| l.name == level.name()).unwrap();
+            let after = spec.noise_plies.unwrap_or(0) as usize;
+            for base in &bases {
+                assert_eq!(spec.protocol_limits(base, 7, after), level.limits(base, 7), "{} with {base:?}", spec.name);
+            }
+        }
+        // Before its last varied ply the hard level also chooses among near-best moves.
+        let hard = levels.iter().find(|l| l.name == "hard").unwrap();
+        assert!(hard.protocol_limits(&Limits::default(), 7, 0).noise.is_some());
     }
 
     #[test]
