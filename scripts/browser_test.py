@@ -369,6 +369,9 @@ def case_finished(p, download_dir):
     # a draw: one king each, five moves each (the 5-move rule); White's king keeps out of reach
     p.select("#level", "medium")
     p.setup("W:WK50:BK1")
+    # the draw rules counting are shown under the status, and count down
+    p.wait(lambda: "5-move rule: 5 moves each left" in p.text("#draw-rules"), "the 5-move rule's count")
+    first = True
     for _ in range(8):
         if p.js("return document.querySelector('#board').dataset.over") == "1":
             break
@@ -387,7 +390,11 @@ def case_finished(p, download_dir):
         p.click(k)
         p.click(squares_of(safe)[-1])
         p.wait(lambda: p.ply() > ply and p.js("return document.body.dataset.busy") == "0", "the reply")
+        if first and p.js("return document.querySelector('#board').dataset.over") != "1":
+            p.wait(lambda: "5-move rule: 4 moves each left" in p.text("#draw-rules"), "the count after one move each")
+            first = False
     p.wait(lambda: p.js("return document.querySelector('#board').dataset.over") == "1", "the draw")
+    assert p.text("#draw-rules") == "", f"draw rules shown after the end: {p.text('#draw-rules')!r}"
     res = p.el("#result")
     assert "1-1" in res.text and "Draw" in res.text, f"result {res.text!r}"
     assert "5-move rule" in p.text("#reason"), f"reason {p.text('#reason')!r}"

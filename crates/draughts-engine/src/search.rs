@@ -498,6 +498,9 @@ fn run<E: Evaluation>(
             s.egtb_root = Some((pos.piece_count(), men));
         }
         let mut root_scores = vec![-INF; root_moves.len()];
+        // With noise: the root moves and their scores as the last completed iteration left them
+        // (an unfinished iteration leaves some scores from the new depth and some from the old).
+        let mut done_root: Option<(Vec<Move>, Vec<i32>)> = None;
         let noise = limits.noise;
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
 
@@ -552,6 +555,9 @@ fn run<E: Evaluation>(
                 stability.drop = (score - iter_score).max(0);
             }
             stability.depth = done_depth;
+            if noise.is_some() {
+                done_root = Some((root_moves.clone(), root_scores.clone()));
+            }
             score = iter_score;
             best = root_moves[0];
             pv = s.t.pv[0].clone();
@@ -582,8 +588,8 @@ fn run<E: Evaluation>(
             }
         }
 
-        if let Some(noise) = noise {
-            if done_depth > 0 {
+        if let (Some(noise), Some((root_moves, root_scores))) = (noise, &done_root) {
+            {
                 let top = root_scores.iter().copied().max().unwrap_or(score);
                 let margin = if top.abs() >= MATE_BOUND { 0 } else { noise.margin.max(0) };
                 let near: SmallVec<[usize; 64]> =
