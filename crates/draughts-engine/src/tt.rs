@@ -20,8 +20,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use zerocopy::FromZeros;
-
 /// What the stored score says about the true score.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -110,8 +108,7 @@ impl Entry {
 /// XORed with it (Hyatt's lockless hashing). A slot two threads wrote at once holds one thread's
 /// key with the other's data, and its key then reads back wrong, so the slot reads as another
 /// position's: a torn entry is never used. Relaxed atomic loads and stores are plain moves.
-#[derive(Default, Debug, zerocopy::FromZeros)]
-#[repr(C)]
+#[derive(Default, Debug)]
 struct Slot {
     check: AtomicU64,
     data: AtomicU64,
@@ -137,18 +134,9 @@ impl Slot {
 const NO_MOVE: u8 = 255;
 const WAYS: usize = 4;
 
-#[derive(Default, Debug, zerocopy::FromZeros)]
+#[derive(Default, Debug)]
 #[repr(C, align(64))]
 struct Bucket([Slot; WAYS]);
-
-/// `n` empty buckets from the allocator's zeroed memory (`zerocopy` makes that safe: every field
-/// is an `AtomicU64`, for which zero bits are a valid value). An empty entry is all zero bits,
-/// and a large table then comes as fresh pages that the operating system zeroes when they are
-/// first touched: making one costs almost nothing up front (a served request, a new game), and a
-/// search pays only for the part of the table it uses.
-fn zeroed_buckets(n: usize) -> Option<Vec<Bucket>> {
-    Bucket::new_vec_zeroed(n).ok()
-}
 
 /// Why the table could not be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -186,17 +174,15 @@ impl TranspositionTable {
         }
         let bytes = mib.checked_mul(1 << 20).ok_or(TtError::Alloc(mib))?;
         let n = bytes / std::mem::size_of::<Bucket>();
-        let buckets = zeroed_buckets(n).ok_or(TtError::Alloc(mib))?;
+        let mut buckets = Vec::new();
+        buckets.try_reserve_exact(n).map_err(|_| TtError::Alloc(mib))?;
+        buckets.resize_with(n, Bucket::default);
         Ok(TranspositionTable { buckets, generation: 1, strict: false })
     }
 
-    /// Forgets every entry (a fresh zeroed allocation where one can be had: cheaper than writing
-    /// zeros over the whole table).
+    /// Forgets every entry.
     pub fn clear(&mut self) {
-        match zeroed_buckets(self.buckets.len()) {
-            Some(b) => self.buckets = b,
-            None => self.buckets.iter_mut().for_each(|b| *b = Bucket::default()),
-        }
+        self.buckets.iter_mut().for_each(|b| *b = Bucket::default());
         self.generation = 1;
     }
 
@@ -374,21 +360,6 @@ mod tests {
         });
         let found = (0..4u64).flat_map(|t| (0..250u64).map(move |i| (t, i))).filter(|&(t, i)| tt.probe(key(t, i)).is_some()).count();
         assert_eq!(found, 1000);
-    }
-
-    #[test]
-    fn new_and_cleared_tables_are_empty() {
-        let mut tt = TranspositionTable::new(2).unwrap();
-        assert_eq!(tt.buckets.len(), 2 * (1 << 20) / 64);
-        assert!(tt.buckets.iter().all(|b| b.0.iter().all(|s| s.load() == Entry::default())));
-        for k in 1..5000u64 {
-            tt.store(k.wrapping_mul(0x9E37_79B9_7F4A_7C15), 1, 1, Bound::Exact, None);
-        }
-        assert!(tt.hashfull() > 0);
-        tt.clear();
-        assert_eq!(tt.buckets.len(), 2 * (1 << 20) / 64);
-        assert!(tt.buckets.iter().all(|b| b.0.iter().all(|s| s.load() == Entry::default())));
-        assert!(tt.probe(0x9E37_79B9_7F4A_7C15).is_none());
     }
 
     #[test]
