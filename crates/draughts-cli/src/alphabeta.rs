@@ -28,6 +28,8 @@ pub struct AlphaBeta {
     tt_mib: usize,
     seed: u64,
     games: u64,
+    /// Whether a level's variety in the opening (`noise_plies`) applies; off by default.
+    variety: bool,
 }
 
 /// The Hub parameter of a search option: switches are Hub booleans (`true`, `false`).
@@ -55,7 +57,16 @@ impl AlphaBeta {
         let index = level_index(&levels, level).map_err(crate::bad_input)?;
         let spec = &levels[index];
         let engine = Engine::new(engine_config(spec, tt_mib, &network, &egtb, spec.search_options()))?;
-        Ok(AlphaBeta { engine, network, egtb, levels, level: index, tt_mib, seed, games: 0 })
+        Ok(AlphaBeta { engine, network, egtb, levels, level: index, tt_mib, seed, games: 0, variety: false })
+    }
+
+    /// The same engine with the levels' variety in the opening on or off. Off (the default), a
+    /// level with `noise_plies` plays its best move at every ply: engine matches want the full
+    /// strength, and the variety costs some (ARCHITECTURE.md, draughts serve); a level random at
+    /// every ply (easy) stays random.
+    pub fn with_variety(mut self, on: bool) -> AlphaBeta {
+        self.variety = on;
+        self
     }
 
     fn spec(&self) -> &LevelSpec {
@@ -166,10 +177,38 @@ impl Searcher for AlphaBeta {
         // Easy play draws its noise from the seed, the game number and the ply, so a replay with
         // the same seed gives the same moves.
         let seed = self.seed ^ self.games.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (game.ply() as u64) << 32;
-        let limits = self.spec().protocol_limits(&engine_limits(limit), seed, game.ply());
+        let mut limits = self.spec().protocol_limits(&engine_limits(limit), seed, game.ply());
+        if !self.variety && self.spec().noise_plies.is_some() {
+            limits.noise = None;
+        }
         let result = self.engine.search(game, &limits, stop, &mut |i| {
             info(&Info { depth: i.depth, score: i.score, nodes: i.nodes, time: i.time, pv: i.pv.clone() })
         });
         result.best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hard_level_varies_its_opening_only_with_variety_on() {
+        // The shipped hard level (hand-made evaluation here: no model) at a node limit, from the
+        // start: with variety each seed may choose another near-best move; without, one move.
+        let game = Game::new(draughts_core::Rules::FMJD);
+        let limit = SearchLimit { nodes: Some(3_000), ..SearchLimit::default() };
+        let moves = |variety: bool| {
+            let mut seen = std::collections::BTreeSet::new();
+            for seed in 0..16 {
+                let levels = crate::serve::levels::load(None).unwrap();
+                let mut ab = AlphaBeta::new(levels, "hard", 1, seed, None, None).unwrap().with_variety(variety);
+                let mv = ab.think(&game, &limit, &AtomicBool::new(false), &mut |_| {}).unwrap();
+                seen.insert(mv.to_string());
+            }
+            seen
+        };
+        assert_eq!(moves(false).len(), 1, "{:?}", moves(false));
+        assert!(moves(true).len() >= 2, "{:?}", moves(true));
     }
 }

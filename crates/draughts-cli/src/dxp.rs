@@ -55,6 +55,11 @@ pub struct Args {
     /// configs/levels.toml); `--level` names one of them.
     #[arg(long)]
     levels: Option<std::path::PathBuf>,
+    /// Vary the first moves as the level says (`noise_plies`: the shipped hard level, 12 plies
+    /// within 10 centi-men), as `draughts serve` does for people; off by default, since engine
+    /// matches want the full strength (the variety costs about 25 Elo at 100 ms a move).
+    #[arg(long)]
+    variety: bool,
     /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
     /// name=threads`).
     #[arg(long)]
@@ -98,7 +103,7 @@ impl Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let levels = crate::serve::levels::load(a.levels.as_deref())?;
     // With a model the network plays the hard level; --nodes then counts simulations.
-    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
+    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?, a.variety)?;
     if let Some(t) = a.threads {
         searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
     }

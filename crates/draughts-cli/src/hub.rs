@@ -25,6 +25,11 @@ pub struct Args {
     /// configs/levels.toml); `--level` names one of them.
     #[arg(long)]
     levels: Option<std::path::PathBuf>,
+    /// Vary the first moves as the level says (`noise_plies`: the shipped hard level, 12 plies
+    /// within 10 centi-men), as `draughts serve` does for people; off by default, since engine
+    /// matches want the full strength (the variety costs about 25 Elo at 100 ms a move).
+    #[arg(long)]
+    variety: bool,
     /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
     /// name=threads`).
     #[arg(long)]
@@ -48,7 +53,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let levels = crate::serve::levels::load(a.levels.as_deref())?;
     let config = HubConfig { version: env!("CARGO_PKG_VERSION").to_owned(), ..HubConfig::default() };
     let stdin = std::io::stdin();
-    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?)?;
+    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?, a.variety)?;
     if let Some(t) = a.threads {
         searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
     }

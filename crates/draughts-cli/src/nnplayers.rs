@@ -284,7 +284,8 @@ impl Searcher for NetSearcher {
 /// simulations when nothing else limits a move; measured, see the model cards: at equal time the
 /// sparse network's alpha-beta beats its own MCTS, and a ResNet evaluates too slowly for
 /// alpha-beta). The other levels, and every level without a model, are the hand-made engine,
-/// whose strength is easy to limit.
+/// whose strength is easy to limit. `variety`: whether a level's variety in the opening applies
+/// (see [`crate::alphabeta::AlphaBeta::with_variety`]).
 pub fn protocol_engine(
     levels: Vec<crate::serve::levels::LevelSpec>,
     level: &str,
@@ -293,6 +294,7 @@ pub fn protocol_engine(
     hash_mib: usize,
     seed: u64,
     egtb: Option<draughts_engine::Endgames>,
+    variety: bool,
 ) -> anyhow::Result<Box<dyn Searcher + Send>> {
     let index = crate::alphabeta::level_index(&levels, level).map_err(crate::bad_input)?;
     let network = match model {
@@ -300,5 +302,5 @@ pub fn protocol_engine(
         Some(model) if levels[index].network => return Ok(Box::new(NetSearcher::new(model, sims)?)),
         _ => None,
     };
-    Ok(Box::new(crate::alphabeta::AlphaBeta::new(levels, level, hash_mib.max(1), seed, network, egtb)?))
+    Ok(Box::new(crate::alphabeta::AlphaBeta::new(levels, level, hash_mib.max(1), seed, network, egtb)?.with_variety(variety)))
 }
