@@ -558,6 +558,28 @@ fn sparse_network_loop_and_players() {
     // The run's report travels with the model.
     assert!(model.join("report/summary.md").is_file() && card.contains("report/summary.md"), "{card}");
 
+    // A warm start: a new run whose `init` is that model plays its first games with it (not
+    // the hand-made evaluation), and its step-0 checkpoint names it as the parent.
+    let warm = dir.join("warm");
+    let init = format!("init=\"{}\"", model.display());
+    let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", warm.to_str().unwrap(), "--set", &init];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let metrics = std::fs::read_to_string(warm.join("metrics.jsonl")).unwrap();
+    assert!(metrics.contains("alphabeta, network sparse-s00000000"), "{metrics}");
+    let (_, _, meta) = draughts_model::checkpoints_in(&warm.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
+    let exported = draughts_model::checkpoints_in(&model, &mut |w| panic!("{w}")).pop().unwrap().2;
+    assert_eq!((meta.step, meta.parent.as_deref()), (0, Some(exported.model_id.as_str())));
+    // An init of another architecture is refused, naming both.
+    let other = dir.join("other");
+    let init = format!("init=\"{}\"", model.display());
+    let o = draughts(&["selfplay", "--games", "2", "--config", config, "--run", other.to_str().unwrap(), "--set", &init], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sparse-16-8") && stderr(&o).contains("sparse-128-32-32"), "{}", stderr(&o));
+
     // A ResNet cannot be the engine's evaluation: a clear error, exit 2.
     let (rdir, resnet) = fresh_run("sparse-resnet");
     let o = draughts(&["search", "--fen", "W:W31-50:B1-20", "--depth", "2", "--model", resnet.to_str().unwrap()], None);

@@ -21,8 +21,9 @@ pub fn load_model(path: &Path, device: Device) -> anyhow::Result<(Net, Checkpoin
     checkpoint::load(&p, device).map_err(bad_input).with_context(|| format!("loading model {}", p.display()))
 }
 
-/// The run's newest checkpoint, or a fresh network (seeded by the config) saved as step 0 so
-/// that every worker and every restart starts from the same weights.
+/// The run's newest checkpoint, or its starting network saved as step 0 so that every worker and
+/// every restart starts from the same weights: the config's `init` model (its id the step-0
+/// checkpoint's parent) or a fresh network seeded by the config.
 pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow::Result<(Net, CheckpointMeta)> {
     if let Some((p, _)) = newest(checkpoints) {
         let (net, meta) = checkpoint::load(&p, device).map_err(bad_input)?;
@@ -36,8 +37,23 @@ pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow:
         }
         return Ok((net, meta));
     }
-    let net = Net::new(&cfg.net, device, cfg.seed)?;
-    let info = CheckpointInfo { name: cfg.name.clone(), step: 0, rules: cfg.rules.clone(), seed: cfg.seed, parent: None };
+    let (net, parent) = if cfg.init.trim().is_empty() {
+        (Net::new(&cfg.net, device, cfg.seed)?, None)
+    } else {
+        let (net, meta) = load_model(Path::new(cfg.init.trim()), device).context("init")?;
+        if meta.architecture != cfg.net || meta.rules != cfg.rules {
+            return Err(bad_input(format!(
+                "init = \"{}\": a {} network for the {} rules; the config's [net] is {} for the {} rules",
+                cfg.init,
+                meta.architecture.short_name(),
+                meta.rules,
+                cfg.net.short_name(),
+                cfg.rules
+            )));
+        }
+        (net, Some(meta.model_id))
+    };
+    let info = CheckpointInfo { name: cfg.name.clone(), step: 0, rules: cfg.rules.clone(), seed: cfg.seed, parent };
     let meta = checkpoint::save(&net, checkpoints, &info)?;
     Ok((net, meta))
 }

@@ -183,7 +183,8 @@ pub fn play(
         }
         (NetKind::Sparse, Generator::Alphabeta) => {
             drop(net);
-            let engine = if meta.step == 0 {
+            // Step 0 without a parent is the untrained net; with one it is the config's `init`.
+            let engine = if meta.step == 0 && meta.parent.is_none() {
                 generator = "alphabeta, hand-made evaluation (no trained network yet)".to_owned();
                 EngineConfig::default()
             } else {

@@ -90,6 +90,10 @@ pub struct Config {
     /// Rules preset.
     #[serde(default = "default_rules")]
     pub rules: String,
+    /// The run's starting weights: an exported model directory or a checkpoint of the same
+    /// `[net]` and rules (warm start); empty: a fresh network seeded by `seed`.
+    #[serde(default)]
+    pub init: String,
     #[serde(default)]
     pub net: NetConfig,
     #[serde(default)]
