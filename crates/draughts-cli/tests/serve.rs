@@ -58,7 +58,25 @@ fn request(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) 
     let text = String::from_utf8_lossy(&raw);
     let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("no status in {text}"));
     let start = raw.windows(4).position(|w| w == b"\r\n\r\n").map_or(raw.len(), |i| i + 4);
+    let head = String::from_utf8_lossy(&raw[..start]).to_ascii_lowercase();
+    if head.contains("transfer-encoding: chunked") {
+        return (status, dechunk(&raw[start..]));
+    }
     (status, raw[start..].to_vec())
+}
+
+/// A chunked body (a streamed answer), decoded.
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = raw.windows(2).position(|w| w == b"\r\n").expect("a chunk size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[..line_end]).unwrap().trim(), 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&raw[line_end + 2..line_end + 2 + size]);
+        raw = &raw[line_end + 2 + size + 2..];
+    }
 }
 
 fn post(addr: &str, path: &str, body: &Value) -> (u16, Value) {
@@ -319,10 +337,11 @@ fn the_openapi_description_parses_and_names_what_is_served() {
     assert_eq!(status, 200);
     let v: Value = serde_json::from_slice(&body).unwrap();
     let paths = v["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), 5);
+    assert_eq!(paths.len(), 6);
     for (path, ops) in paths {
         let method = if ops.get("post").is_some() { "POST" } else { "GET" };
-        let (status, _) = request(&s.addr, method, path, b"{}");
+        let body: &[u8] = if path == "/api/analyse" { b"{\"movetime_ms\": 50}" } else { b"{}" };
+        let (status, _) = request(&s.addr, method, path, body);
         // /api/run is described with its 404 (no --run here); /api/move needs a level.
         assert!(matches!((path.as_str(), status), (_, 200) | ("/api/run", 404) | ("/api/move", 400)), "{path}: {status}");
     }
@@ -346,4 +365,147 @@ fn levels_with_egtb_probe_the_served_tables() {
     let (status, v) = post(&s.addr, "/api/move", &json!({"level": "hard", "fen": "B:WK46:BK28", "rules": "no-capture-25", "movetime_ms": 50}));
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["hub"], "28-5", "{v}");
+}
+
+/// Server-sent events of a body: (name, data) pairs.
+fn events(body: &[u8]) -> Vec<(String, Value)> {
+    String::from_utf8_lossy(body)
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            let name = e.lines().find_map(|l| l.strip_prefix("event: ")).unwrap_or_else(|| panic!("no name: {e}"));
+            let data = e.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or_else(|| panic!("no data: {e}"));
+            (name.to_owned(), serde_json::from_str(data).unwrap_or_else(|x| panic!("{x}: {data}")))
+        })
+        .collect()
+}
+
+#[test]
+fn analysis_streams_each_iteration_and_its_best_move() {
+    let s = serve_with_model(&[]);
+    let body = json!({"moves": ["32-28", "19-23"], "movetime_ms": 400});
+    let (status, raw) = request(&s.addr, "POST", "/api/analyse", body.to_string().as_bytes());
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&raw));
+    let ev = events(&raw);
+    assert_eq!(ev[0].0, "start");
+    assert_eq!(ev[0].1["turn"], "white");
+    assert!(ev[0].1["player"].as_str().unwrap().contains("network sparse-s"), "{}", ev[0].1);
+    let infos: Vec<&Value> = ev.iter().filter(|(n, _)| n == "info").map(|(_, d)| d).collect();
+    assert!(infos.len() >= 3, "{ev:?}");
+    let depths: Vec<u64> = infos.iter().map(|d| d["depth"].as_u64().unwrap()).collect();
+    assert!(depths.windows(2).all(|w| w[0] < w[1]), "{depths:?}");
+    let (name, done) = ev.last().unwrap();
+    assert_eq!(name, "done");
+    // White must take back: 28x19 is the only move.
+    assert_eq!(done["best"], "28x19", "{done}");
+    assert_eq!(done["pv"][0], "28x19");
+    assert_eq!(done["reason"], "time");
+    assert!(depths.len() >= 5, "a single legal move is analysed deeper: {depths:?}");
+    assert!(infos.iter().all(|d| d["pv"][0] == "28x19"), "{infos:?}");
+
+    let e = |body: Value| error_of(&s.addr, "/api/analyse", &body);
+    assert!(e(json!({"movetime_ms": 0})).contains("movetime_ms"));
+    assert!(e(json!({"movetime_ms": 3_600_000})).contains("at most 60000"));
+    assert!(e(json!({"fen": "B:W31:B"})).contains("game is over"));
+    assert!(e(json!({"moves": ["11-15"]})).contains("`moves`[0]"));
+    assert!(e(json!({"level": "hard"})).contains("unknown field `level`"));
+    assert_eq!(request(&s.addr, "GET", "/api/analyse", b"").0, 405);
+}
+
+/// A levels file with a level that would search for a minute.
+fn slow_levels(dir: &std::path::Path) -> String {
+    let path = dir.join("levels.toml");
+    let text = "[[level]]\nname = \"easy\"\ndescription = \"d\"\ndepth = 2\nhash_mib = 1\n\n\
+                [[level]]\nname = \"slow\"\ndescription = \"d\"\nmovetime_ms = 60000\nhash_mib = 1\n";
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Starts `path` with `body` on its own connection and reads the answer's first bytes (the
+/// search is under way), then hangs up; returns when the easy request after it is answered.
+fn hang_up_then_ask_easy(addr: &str, path: &str, body: &Value, wait_for: &str) -> Duration {
+    let mut c = TcpStream::connect(addr).unwrap();
+    let text = body.to_string();
+    write!(c, "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}", text.len()).unwrap();
+    if !wait_for.is_empty() {
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&seen).contains(wait_for) {
+            let n = c.read(&mut buf).unwrap();
+            assert!(n > 0, "closed before `{wait_for}`: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+    } else {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    drop(c);
+    let t = Instant::now();
+    let (status, v) = post(addr, "/api/move", &json!({"level": "easy"}));
+    assert_eq!(status, 200, "{v}");
+    t.elapsed()
+}
+
+#[test]
+fn a_search_ends_when_its_client_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    // One search thread: the easy request can only be answered once the minute-long search
+    // whose client hung up has let go of it.
+    let s = serve_with_model(&["--threads", "1", "--levels", &slow_levels(dir.path())]);
+    let waited = hang_up_then_ask_easy(&s.addr, "/api/move", &json!({"level": "slow"}), "");
+    assert!(waited < Duration::from_secs(10), "the thread was held {waited:?} after the client went away");
+    let waited = hang_up_then_ask_easy(&s.addr, "/api/analyse", &json!({}), "event: info");
+    assert!(waited < Duration::from_secs(10), "the analysis held its thread {waited:?} after the client went away");
+    // A search still running when a second one asks waits its turn (one thread), and both are
+    // answered.
+    let addr = s.addr.clone();
+    let first = std::thread::spawn(move || post(&addr, "/api/move", &json!({"level": "slow", "movetime_ms": 500})).0);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(post(&s.addr, "/api/move", &json!({"level": "easy"})).0, 200);
+    assert_eq!(first.join().unwrap(), 200);
+}
+
+#[test]
+fn slow_idle_and_flooding_clients_are_cut_off() {
+    let s = serve(&["--client-timeout-ms", "500", "--max-connections", "16", "--threads", "1"]);
+    let (status, info) = request(&s.addr, "GET", "/api/info", b"");
+    assert_eq!(status, 200);
+    let info: Value = serde_json::from_slice(&info).unwrap();
+    assert_eq!(info["limits"]["server"]["client_timeout_ms"], 500, "{info}");
+    assert_eq!(info["limits"]["server"]["max_connections"], 16, "{info}");
+    let closed_within = |c: &mut TcpStream| {
+        let t = Instant::now();
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut raw = Vec::new();
+        let _ = c.read_to_end(&mut raw);
+        (t.elapsed(), String::from_utf8_lossy(&raw).into_owned())
+    };
+    // Connects and says nothing.
+    let mut idle = TcpStream::connect(&s.addr).unwrap();
+    let (t, _) = closed_within(&mut idle);
+    assert!(t < Duration::from_secs(5), "an idle connection stayed open {t:?}");
+    // Sends half its headers.
+    let mut slow = TcpStream::connect(&s.addr).unwrap();
+    slow.write_all(b"POST /api/move HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let (t, _) = closed_within(&mut slow);
+    assert!(t < Duration::from_secs(5), "a half-sent request held its connection {t:?}");
+    // Sends its headers and part of its body: 408.
+    let mut slow = TcpStream::connect(&s.addr).unwrap();
+    slow.write_all(b"POST /api/move HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"level\":").unwrap();
+    let (t, answer) = closed_within(&mut slow);
+    assert!(t < Duration::from_secs(5) && answer.starts_with("HTTP/1.1 408"), "{t:?}: {answer}");
+    // A flood of connections that never finish their requests: more than the server keeps open.
+    // They are closed in time, and a request behind them is answered.
+    let flood: Vec<TcpStream> = (0..40)
+        .map(|_| {
+            let mut c = TcpStream::connect(&s.addr).unwrap();
+            let _ = c.write_all(b"GET /api/info HTTP/1.1\r\n");
+            c
+        })
+        .collect();
+    let t = Instant::now();
+    let (status, v) = post(&s.addr, "/api/move", &json!({"level": "easy"}));
+    assert_eq!(status, 200, "{v}");
+    assert!(t.elapsed() < Duration::from_secs(15), "answered after {:?}", t.elapsed());
+    drop(flood);
 }

@@ -8,12 +8,12 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use draughts_core::{Game, Move, MoveText, Position, Rules};
-use draughts_engine::{mate_distance, Clock, Endgames, Engine, EngineConfig};
+use draughts_engine::{mate_distance, Clock, Endgames, Engine, EngineConfig, Limits};
 use draughts_nnue::Network;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -26,6 +26,10 @@ pub const MAX_BODY: usize = 64 * 1024;
 pub const MAX_MOVES: usize = 2_000;
 /// Networks of a run's checkpoints kept loaded at once.
 const MAX_CACHED_NETS: usize = 8;
+/// The longest analysis (`POST /api/analyse`), and its length when the request names none.
+pub const MAX_ANALYSIS_MS: u64 = 60_000;
+/// The transposition table of an analysis (MiB).
+const ANALYSIS_HASH_MIB: usize = 64;
 
 /// An HTTP answer.
 #[derive(Debug, PartialEq)]
@@ -60,6 +64,8 @@ pub struct Service {
     nets: Mutex<HashMap<PathBuf, Arc<Network>>>,
     /// Endgame tables for the levels that probe them.
     egtb: Option<Endgames>,
+    /// The HTTP layer's bounds, shown in `/api/info` (none when the service is called directly).
+    policy: Option<super::http::Policy>,
 }
 
 /// A position and the moves played from it.
@@ -97,6 +103,25 @@ struct MoveRequest {
     analysis: bool,
 }
 
+/// A position to analyse.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnalyseRequest {
+    fen: Option<String>,
+    rules: Option<String>,
+    #[serde(default)]
+    moves: Vec<String>,
+    /// The most time the analysis runs (default and cap: [`MAX_ANALYSIS_MS`]).
+    movetime_ms: Option<u64>,
+    /// Analyse with this checkpoint of the run as the evaluation.
+    checkpoint: Option<String>,
+}
+
+/// One server-sent event: its name and its data (one line of JSON).
+pub fn sse(name: &str, data: &Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
 /// One move, for the page and for sites.
 #[derive(Debug, Serialize)]
 struct MoveJson {
@@ -131,12 +156,18 @@ fn bad(msg: impl Into<String>) -> Reply {
 
 impl Service {
     pub fn new(levels: Vec<LevelSpec>, model: Option<Arc<Network>>, run: Option<PathBuf>) -> Service {
-        Service { levels, model, run, nets: Mutex::new(HashMap::new()), egtb: None }
+        Service { levels, model, run, nets: Mutex::new(HashMap::new()), egtb: None, policy: None }
     }
 
     /// The same service with endgame tables for the levels with `egtb = true`.
     pub fn with_egtb(mut self, egtb: Option<Endgames>) -> Service {
         self.egtb = egtb;
+        self
+    }
+
+    /// The same service, telling clients the HTTP layer's bounds.
+    pub fn with_policy(mut self, policy: super::http::Policy) -> Service {
+        self.policy = Some(policy);
         self
     }
 
@@ -150,6 +181,13 @@ impl Service {
 
     /// Answers one request. `body` is at most [`MAX_BODY`] bytes (the server refuses longer ones).
     pub fn handle(&self, method: &str, url: &str, body: &[u8]) -> Reply {
+        self.handle_until(method, url, body, &AtomicBool::new(false))
+    }
+
+    /// [`Service::handle`] with a stop flag: a search the request started ends soon after the
+    /// flag is raised (the HTTP layer raises it when the client goes away), and answers its
+    /// best move so far. An analysis comes back whole, as its event stream.
+    pub fn handle_until(&self, method: &str, url: &str, body: &[u8], stop: &AtomicBool) -> Reply {
         // The query (`/?checkpoint=NAME`) is the page's business.
         let path = url.split_once('?').map_or(url, |(p, _)| p);
         match (method, path) {
@@ -169,10 +207,20 @@ impl Service {
                 Err(e) => e,
             },
             ("POST", "/api/move") => match parse::<MoveRequest>(body) {
-                Ok(r) => self.engine_move(&r),
+                Ok(r) => self.engine_move(&r, stop),
                 Err(e) => e,
             },
-            (_, "/" | "/run" | "/api/info" | "/api/openapi.json" | "/api/run" | "/api/state" | "/api/move") => {
+            ("POST", "/api/analyse") => {
+                let mut text = String::new();
+                match self.analyse(body, stop, &mut |name, data| {
+                    text += &sse(name, &data);
+                    true
+                }) {
+                    Ok(()) => Reply { status: 200, content_type: "text/event-stream", body: text.into_bytes() },
+                    Err(e) => e,
+                }
+            }
+            (_, "/" | "/run" | "/api/info" | "/api/openapi.json" | "/api/run" | "/api/state" | "/api/move" | "/api/analyse") => {
                 Reply::error(405, format!("{method} is not allowed on {path}"))
             }
             _ => Reply::error(404, format!("no such page: {path}")),
@@ -193,7 +241,16 @@ impl Service {
             "model": self.model.as_ref().map(|m| m.model_id().to_owned()),
             "run": self.run.as_ref().map(|r| r.display().to_string()),
             "start_fen": Position::start().to_fen(),
-            "limits": { "max_body_bytes": MAX_BODY, "max_moves": MAX_MOVES },
+            "analysis": {
+                "network": self.model.as_ref().map(|m| m.model_id().to_owned()),
+                "egtb_pieces": self.egtb.as_ref().map(|e| e.pieces()),
+            },
+            "limits": {
+                "max_body_bytes": MAX_BODY,
+                "max_moves": MAX_MOVES,
+                "max_analysis_ms": MAX_ANALYSIS_MS,
+                "server": self.policy,
+            },
         })
     }
 
@@ -246,7 +303,7 @@ impl Service {
         Ok(net)
     }
 
-    fn engine_move(&self, r: &MoveRequest) -> Reply {
+    fn engine_move(&self, r: &MoveRequest, stop: &AtomicBool) -> Reply {
         let Some(level) = self.levels.iter().find(|l| l.name == r.level) else {
             let names: Vec<_> = self.levels.iter().map(|l| l.name.as_str()).collect();
             return bad(format!("unknown level `{}` (levels: {})", r.level, names.join(", ")));
@@ -288,7 +345,7 @@ impl Service {
             Err(e) => return Reply::error(500, format!("engine: {e}")),
         };
         let start = Instant::now();
-        let result = engine.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+        let result = engine.search(&game, &limits, stop, &mut |_| {});
         let elapsed = start.elapsed();
         let Some(best) = result.best else {
             return Reply::error(500, "the engine found no move");
@@ -308,19 +365,139 @@ impl Service {
         obj.insert("time_ms".into(), json!(elapsed.as_millis() as u64));
         obj.insert("seed".into(), json!(seed));
         if r.analysis {
-            let mut p = pos;
-            let mut pv = Vec::new();
-            for mv in &result.pv {
-                pv.push(p.to_pdn(mv, &rules));
-                p = p.play(mv);
-            }
-            obj.insert("pv".into(), json!(pv));
+            obj.insert("pv".into(), json!(pdn_line(&pos, &result.pv, &rules)));
             obj.insert("depth".into(), json!(result.depth));
             obj.insert("nodes".into(), json!(result.nodes));
         }
         obj.insert("state".into(), state_json(&after));
         Reply::json(200, &reply)
     }
+}
+
+impl Service {
+    /// `POST /api/analyse`: searches the position until the time is up or `stop` is raised,
+    /// telling `emit` each event: `start` (the position and the player), `info` after every
+    /// completed iteration (depth, score, nodes, principal variation) and `done` (the best move).
+    /// `emit` answers false when nobody listens any more, which stops the search. Bad input is
+    /// the error, before any event.
+    pub fn analyse(&self, body: &[u8], stop: &AtomicBool, emit: &mut dyn FnMut(&'static str, Value) -> bool) -> Result<(), Reply> {
+        let r: AnalyseRequest = parse(body)?;
+        let game = replay(r.fen.as_deref(), r.rules.as_deref(), &r.moves)?;
+        if let Some(outcome) = game.outcome() {
+            return Err(bad(format!("the game is over: {outcome}")));
+        }
+        let ms = match r.movetime_ms {
+            Some(0) => return Err(bad("`movetime_ms` is at least 1")),
+            Some(ms) if ms > MAX_ANALYSIS_MS => {
+                return Err(bad(format!("`movetime_ms` {ms}: at most {MAX_ANALYSIS_MS} (the server's longest analysis)")))
+            }
+            Some(ms) => ms,
+            None => MAX_ANALYSIS_MS,
+        };
+        let network = match &r.checkpoint {
+            Some(name) => Some(self.checkpoint_net(name)?),
+            None => self.model.clone(),
+        };
+        let player = match &network {
+            Some(n) => format!("alpha-beta with network {}", n.model_id()),
+            None => "alpha-beta with the hand-made evaluation".to_owned(),
+        };
+        let config = EngineConfig { tt_mib: ANALYSIS_HASH_MIB, network, egtb: self.egtb.clone(), ..EngineConfig::default() };
+        let mut engine = Engine::new(config).map_err(|e| Reply::error(500, format!("engine: {e}")))?;
+        let pos = *game.position();
+        let rules = *game.rules();
+        let turn = pos.side_to_move().name().to_lowercase();
+        if !emit("start", json!({ "fen": pos.to_fen(), "turn": turn, "player": player, "movetime_ms": ms })) {
+            return Ok(());
+        }
+        // No time plan: an analysis goes deeper until its time is up (a watchdog raises `stop`)
+        // or it is stopped, even where a move would be played at once (a single legal move).
+        let deadline = Instant::now() + Duration::from_millis(ms);
+        let (finished, timed_out) = (AtomicBool::new(false), AtomicBool::new(false));
+        let mut gone = false;
+        let result = std::thread::scope(|scope| {
+            let watchdog = scope.spawn(|| {
+                while !finished.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        timed_out.store(true, Ordering::Relaxed);
+                        stop.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    std::thread::park_timeout(deadline - now);
+                }
+            });
+            let result = self.analysis_search(&mut engine, &game, stop, &mut gone, emit);
+            finished.store(true, Ordering::Relaxed);
+            watchdog.thread().unpark();
+            result
+        });
+        if !gone {
+            let reason = if timed_out.load(Ordering::Relaxed) {
+                "time"
+            } else if stop.load(Ordering::Relaxed) {
+                "stopped"
+            } else {
+                "solved"
+            };
+            emit(
+                "done",
+                json!({
+                    "best": result.best.map(|m| pos.to_pdn(&m, &rules)),
+                    "score": result.score,
+                    "mate_in_plies": mate_distance(result.score),
+                    "depth": result.depth,
+                    "nodes": result.nodes,
+                    "pv": pdn_line(&pos, &result.pv, &rules),
+                    "reason": reason,
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    /// The search of an analysis, telling `emit` each iteration.
+    fn analysis_search(
+        &self,
+        engine: &mut Engine,
+        game: &Game,
+        stop: &AtomicBool,
+        gone: &mut bool,
+        emit: &mut dyn FnMut(&'static str, Value) -> bool,
+    ) -> draughts_engine::SearchResult {
+        let (pos, rules) = (*game.position(), *game.rules());
+        engine.search(game, &Limits::default(), stop, &mut |info| {
+            if *gone {
+                return;
+            }
+            let event = json!({
+                "depth": info.depth,
+                "seldepth": info.seldepth,
+                "score": info.score,
+                "mate_in_plies": mate_distance(info.score),
+                "nodes": info.nodes,
+                "nps": info.nps,
+                "time_ms": info.time.as_millis() as u64,
+                "tbhits": info.tbhits,
+                "pv": pdn_line(&pos, &info.pv, &rules),
+            });
+            if !emit("info", event) {
+                *gone = true;
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+    }
+}
+
+/// A line of moves from `pos`, in PDN.
+fn pdn_line(pos: &Position, line: &[Move], rules: &Rules) -> Vec<String> {
+    let mut p = *pos;
+    let mut out = Vec::with_capacity(line.len());
+    for mv in line {
+        out.push(p.to_pdn(mv, rules));
+        p = p.play(mv);
+    }
+    out
 }
 
 /// A seed for a request that gives none: the standard library's per-process random keys, stepped

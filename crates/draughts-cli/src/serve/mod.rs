@@ -1,19 +1,18 @@
 //! `draughts serve`: the play page, the JSON API a game site calls, and the page of a training
-//! run, from one process. Every request is answered by [`api::Service::handle`] on one of a
-//! fixed number of threads (a long search does not block the others; requests beyond them wait
-//! in the queue), with bounded bodies and no games kept in memory.
+//! run, from one process. Every request is answered by [`api::Service`] (a plain function of the
+//! request, no games kept in memory); [`http`] is the HTTP layer around it: searches on a fixed
+//! number of threads, stopped when their client goes away, bounded bodies, time-outs.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tiny_http::{Header, Method, Response, Server, StatusCode};
-
 use crate::bad_input;
 
 pub mod api;
+pub mod http;
 pub mod levels;
 
 /// The play page (one file: no build step, nothing fetched from elsewhere).
@@ -37,10 +36,18 @@ pub struct Args {
     /// A training run to show (its progress, and its checkpoints to play against).
     #[arg(long)]
     run: Option<PathBuf>,
+    /// Time a client has to send a request's headers (an idle connection to send its next
+    /// request), and as long again its body: a slow client is cut off after it.
+    #[arg(long, default_value_t = 10_000)]
+    client_timeout_ms: u64,
+    /// Connections open at once (more wait in the listen backlog).
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
     /// A levels file in place of the built-in configs/levels.toml.
     #[arg(long)]
     levels: Option<PathBuf>,
-    /// Requests answered at once (each search holds one thread).
+    /// Searches at once (moves and analyses; each holds one thread). Other requests are answered
+    /// beside them.
     #[arg(long, default_value_t = 8)]
     threads: usize,
     /// Endgame tables (`draughts egtb build`) for the levels with `egtb = true` (hard).
@@ -75,11 +82,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if a.threads == 0 || a.threads > 256 {
         return Err(bad_input("--threads is 1 to 256"));
     }
+    if a.client_timeout_ms == 0 {
+        return Err(bad_input("--client-timeout-ms is at least 1"));
+    }
+    if a.max_connections == 0 || a.max_connections > 100_000 {
+        return Err(bad_input("--max-connections is 1 to 100000"));
+    }
+    let policy = http::Policy {
+        searches: a.threads,
+        client_timeout: std::time::Duration::from_millis(a.client_timeout_ms),
+        max_connections: a.max_connections,
+        queue_timeout: http::QUEUE_TIMEOUT,
+    };
     let egtb = crate::egtb::load(a.egtb.as_deref())?;
     let addr: SocketAddr = a.addr.parse().map_err(|e| bad_input(format!("--addr `{}`: {e}", a.addr)))?;
-    let server = Server::from_listener(listen(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?, None)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    let bound = server.server_addr().to_ip().map_or_else(|| addr.to_string(), |a| a.to_string());
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let bound = listener.local_addr().map_or_else(|_| addr.to_string(), |a| a.to_string());
     // What the server says at start; a closed standard output (a site's supervisor that only
     // read the first line) must not stop it, so write errors are ignored.
     let mut banner = format!("listening on http://{bound}\n");
@@ -97,65 +115,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if !addr.ip().is_loopback() {
         eprintln!("warning: listening on {} — reachable from other machines", addr.ip());
     }
-    let service = Arc::new(api::Service::new(levels, model, a.run.clone()).with_egtb(egtb));
-    let server = Arc::new(server);
-    let workers: Vec<_> = (0..a.threads)
-        .map(|_| {
-            let server = server.clone();
-            let service = service.clone();
-            std::thread::spawn(move || {
-                while let Ok(request) = server.recv() {
-                    answer(&service, request);
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
+    let service = Arc::new(api::Service::new(levels, model, a.run.clone()).with_egtb(egtb).with_policy(policy));
+    http::serve(listener, service, policy).map_err(|e| anyhow::anyhow!("serving on {bound}: {e}"))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A listening socket whose connections do not wait for acknowledgements before sending the
-/// rest of an answer (TCP_NODELAY, inherited by accepted sockets).
-fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    socket.set_nodelay(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(128)?;
-    Ok(socket.into())
-}
-
-/// Reads one request (at most `api::MAX_BODY` bytes of body), answers it.
-fn answer(service: &api::Service, mut request: tiny_http::Request) {
-    let method = match request.method() {
-        Method::Get => "GET",
-        Method::Post => "POST",
-        Method::Head => "HEAD",
-        _ => "OTHER",
-    };
-    let url = request.url().to_owned();
-    let too_long = request.body_length().is_some_and(|n| n > api::MAX_BODY);
-    let mut body = Vec::new();
-    let reply = if too_long {
-        None
-    } else {
-        match request.as_reader().take(api::MAX_BODY as u64 + 1).read_to_end(&mut body) {
-            Ok(_) if body.len() > api::MAX_BODY => None,
-            Ok(_) => Some(service.handle(method, &url, &body)),
-            Err(e) => Some(api::Reply::error(400, format!("reading the body: {e}"))),
-        }
-    };
-    let reply = reply.unwrap_or_else(|| api::Reply::error(413, format!("the body is larger than {} bytes", api::MAX_BODY)));
-    let mut response = Response::from_data(reply.body).with_status_code(StatusCode(reply.status));
-    if let Ok(h) = Header::from_bytes(&b"Content-Type"[..], reply.content_type.as_bytes()) {
-        response.add_header(h);
-    }
-    if let Ok(h) = Header::from_bytes(&b"Cache-Control"[..], &b"no-store"[..]) {
-        response.add_header(h);
-    }
-    // A client that went away is not the server's problem.
-    let _ = request.respond(response);
 }
