@@ -447,6 +447,78 @@ def case_undo_flip(p):
     return "undo: ply 4 -> 2 -> 0 (start FEN); flip: square 1 top-left -> bottom-right -> back"
 
 
+def server_info(p):
+    """GET /api/info, to see what the server is doing (the page does not show it)."""
+    import urllib.request
+    with urllib.request.urlopen(p.url + "/api/info", timeout=10) as r:
+        return json.load(r)
+
+
+def case_live(p):
+    """(i) Live analysis: the evaluation bar and the line update as the search deepens, follow the
+    position when a move is played, and the server's search stops when the box is unticked."""
+    p.open()
+    p.new_game("easy", "white")
+    assert not p.el("#evalbar").is_displayed(), "the evaluation bar shows before live analysis is on"
+    p.el("#live").click()
+    depth = lambda: int(p.js("return document.querySelector('#live-output').dataset.depth || '0'"))
+    live_fen = lambda: p.js("return document.querySelector('#live-output').dataset.fen")
+    p.wait(lambda: depth() >= 3 and live_fen() == p.fen(), "live analysis of the start position")
+    assert p.el("#evalbar").is_displayed(), "no evaluation bar"
+    first = depth()
+    p.wait(lambda: depth() > first + 2, f"the analysis to go deeper than {first + 2}")
+    deeper = depth()
+    pv = p.text("#live-pv").split()
+    assert pv and pv[0] in p.legal(), f"the line {pv} does not start with a legal move"
+    fill = p.js("return parseFloat(document.querySelector('#evalbar .fill').style.height)")
+    assert 5 < fill < 95, f"the bar's white share {fill}% at the start position"
+    assert server_info(p)["searches_running"] == 1, "the server is not running the analysis"
+    # A move of ours: the engine replies, and the analysis follows the new position.
+    p.click(32)
+    p.click(28)
+    p.wait_ply(2)
+    p.wait(lambda: live_fen() == p.fen() and depth() >= 3, "live analysis of the position after the reply")
+    pv = p.text("#live-pv").split()
+    assert pv[0] in p.legal(), f"the line {pv} is not of the position on the board"
+    # Unticked: the fetch is aborted, which closes the connection, and the server stops the search.
+    p.el("#live").click()
+    assert not p.el("#evalbar").is_displayed(), "the evaluation bar stays after live analysis is off"
+    t0 = time.time()
+    p.wait(lambda: server_info(p)["searches_running"] == 0, "the server to stop the analysis", timeout=10)
+    freed = time.time() - t0
+    return f"depth {first} -> {deeper}, bar {fill:.0f}% white; unticked: the server's search ended within {freed:.2f} s"
+
+
+def case_clock(p):
+    """(j) Clock games: both clocks run in turn with their increment, the engine manages its own
+    clock without losing on time, and a player whose flag falls loses."""
+    p.open("?clock=20000+500&color=black&level=hard")
+    ms = lambda where: int(p.el(f"#{where} .clock").get_attribute("data-ms"))
+    running = lambda where: "running" in p.el(f"#{where} .clock").get_attribute("class").split()
+    assert p.el("#bar-top .clock").is_displayed() and p.el("#bar-bottom .clock").is_displayed(), "no clocks"
+    # We play Black (at the bottom); the engine (White, top) opens under its clock.
+    for ply in (1, 3, 5):
+        p.wait_ply(ply, timeout=40)
+        assert running("bar-bottom") and not running("bar-top"), "our clock is not the one running"
+        assert not p.js("return document.querySelector('#board').dataset.over") == "1", p.text("#result")
+        m = choose(p.legal())
+        p.click(squares_of(m)[0])
+        p.click(squares_of(m)[-1])
+    p.wait_ply(6, timeout=40)
+    engine_left, ours = ms("bar-top"), ms("bar-bottom")
+    assert 0 < engine_left < 20000 + 3 * 500, f"the engine's clock {engine_left} ms after three moves"
+    assert p.js("return document.querySelector('#board').dataset.over") == "0", "the game ended: " + p.text("#result")
+    # Our flag falls: 2 seconds, nobody moves for us.
+    p.open("?clock=2000+0&color=white&level=easy")
+    p.wait(lambda: p.js("return document.querySelector('#board').dataset.over") == "1", "our flag to fall", timeout=10)
+    result = p.text("#result")
+    assert "0-2" in result and "time" in result.lower(), f"after our flag fell: {result}"
+    assert ms("bar-bottom") == 0
+    p.click(32)
+    assert not p.marked("selected"), "a piece can still be selected after the flag fell"
+    return f"engine (hard) left {engine_left} ms of 20 s + 0.5 s after 3 moves, ours {ours} ms; flag: {result!r}"
+
+
 def case_illegal(p):
     """(f) illegal clicks do not change the position."""
     p.open()
@@ -606,7 +678,7 @@ def main():
     ap.add_argument("--run", help="the run directory the server serves (enables the run-page case)")
     ap.add_argument("--screenshot", help="save a PNG of the page mid-game here")
     ap.add_argument("--make-run", metavar="DIR", help="write a small training run into DIR and exit")
-    ap.add_argument("--only", help="comma-separated case letters to run (a-h)")
+    ap.add_argument("--only", help="comma-separated case letters to run (a-j)")
     a = ap.parse_args()
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if a.make_run:
@@ -648,6 +720,8 @@ def main():
         ("e", "undo and flip", lambda: case_undo_flip(p)),
         ("f", "illegal clicks", lambda: case_illegal(p)),
         ("g", "playing Black", lambda: case_black(p)),
+        ("i", "live analysis, stopped when unticked", lambda: case_live(p)),
+        ("j", "clock games", lambda: case_clock(p)),
     ]
     if a.run:
         cases.append(("h", "run page and checkpoints", lambda: case_run(p, a.run)))

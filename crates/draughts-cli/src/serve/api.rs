@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,24 @@ pub struct Service {
     egtb: Option<Endgames>,
     /// The HTTP layer's bounds, shown in `/api/info` (none when the service is called directly).
     policy: Option<super::http::Policy>,
+    /// Searches (moves and analyses) running now.
+    running: AtomicUsize,
+}
+
+/// Counts a search as running while it lives.
+struct Running<'a>(&'a AtomicUsize);
+
+impl<'a> Running<'a> {
+    fn new(n: &'a AtomicUsize) -> Running<'a> {
+        n.fetch_add(1, Ordering::Relaxed);
+        Running(n)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A position and the moves played from it.
@@ -156,7 +174,7 @@ fn bad(msg: impl Into<String>) -> Reply {
 
 impl Service {
     pub fn new(levels: Vec<LevelSpec>, model: Option<Arc<Network>>, run: Option<PathBuf>) -> Service {
-        Service { levels, model, run, nets: Mutex::new(HashMap::new()), egtb: None, policy: None }
+        Service { levels, model, run, nets: Mutex::new(HashMap::new()), egtb: None, policy: None, running: AtomicUsize::new(0) }
     }
 
     /// The same service with endgame tables for the levels with `egtb = true`.
@@ -207,7 +225,10 @@ impl Service {
                 Err(e) => e,
             },
             ("POST", "/api/move") => match parse::<MoveRequest>(body) {
-                Ok(r) => self.engine_move(&r, stop),
+                Ok(r) => {
+                    let _running = Running::new(&self.running);
+                    self.engine_move(&r, stop)
+                }
                 Err(e) => e,
             },
             ("POST", "/api/analyse") => {
@@ -241,6 +262,7 @@ impl Service {
             "model": self.model.as_ref().map(|m| m.model_id().to_owned()),
             "run": self.run.as_ref().map(|r| r.display().to_string()),
             "start_fen": Position::start().to_fen(),
+            "searches_running": self.running.load(Ordering::Relaxed),
             "analysis": {
                 "network": self.model.as_ref().map(|m| m.model_id().to_owned()),
                 "egtb_pieces": self.egtb.as_ref().map(|e| e.pieces()),
@@ -381,6 +403,7 @@ impl Service {
     /// `emit` answers false when nobody listens any more, which stops the search. Bad input is
     /// the error, before any event.
     pub fn analyse(&self, body: &[u8], stop: &AtomicBool, emit: &mut dyn FnMut(&'static str, Value) -> bool) -> Result<(), Reply> {
+        let _running = Running::new(&self.running);
         let r: AnalyseRequest = parse(body)?;
         let game = replay(r.fen.as_deref(), r.rules.as_deref(), &r.moves)?;
         if let Some(outcome) = game.outcome() {
