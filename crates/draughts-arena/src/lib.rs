@@ -50,7 +50,7 @@ pub use adapters::{AlphaBetaPlayer, HubPlayer};
 pub use openings::{Opening, OpeningError, OpeningErrorKind};
 pub use player::{mix_seed, ClockState, Player, PlayerError, RandomPlayer};
 pub use referee::{Forfeit, GameRecord, Referee, Termination, TimeControl};
-pub use runner::{format_elo, run_match, MatchConfig, MatchError, MatchGame, MatchResult, Maker, PdnFile, Progress};
+pub use runner::{format_elo, run_match, run_match_into, MatchConfig, MatchError, MatchGame, MatchResult, Maker, PdnFile, Progress};
 pub use spec::{
     maker, BuildError, Builtin, Named, NoFactory, PlayerFactory, PlayerKind, PlayerSpec, SearchLimits, SpecError,
     SpecErrorKind, KINDS,

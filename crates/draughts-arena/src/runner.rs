@@ -407,7 +407,7 @@ where
 
 /// [`run_match`] writing to an open [`PdnFile`] (left open), with an optional `Round` prefix;
 /// `config.pdn` is ignored.
-pub(crate) fn run_match_into<F>(
+pub fn run_match_into<F>(
     config: &MatchConfig,
     make_a: &Maker<'_>,
     make_b: &Maker<'_>,

@@ -118,9 +118,15 @@ pub fn engine_limits(limit: &SearchLimit) -> Limits {
 
 impl Searcher for AlphaBeta {
     fn name(&self) -> String {
-        match self.network.as_ref().filter(|_| self.spec().network) {
-            Some(n) => format!("draughts alpha-beta with network {} ({})", n.model_id(), self.spec().name),
-            None => format!("draughts alpha-beta ({})", self.spec().name),
+        let network = self.network.as_ref().filter(|_| self.spec().network).map(|n| n.model_id());
+        // The level's measured rating, when the levels' ratings file has one for it as it plays here.
+        let level = match self.spec().rating_for(network) {
+            Some(r) => format!("{}, Elo {:.0}", self.spec().name, r.elo),
+            None => self.spec().name.clone(),
+        };
+        match network {
+            Some(id) => format!("draughts alpha-beta with network {id} ({level})"),
+            None => format!("draughts alpha-beta ({level})"),
         }
     }
 

@@ -214,7 +214,7 @@ fn bar(total: usize) -> ProgressBar {
     pb
 }
 
-fn factory() -> impl PlayerFactory {
+pub fn factory() -> impl PlayerFactory {
     Builtin::with_external(crate::nnplayers::NnFactory::default())
 }
 

@@ -29,7 +29,7 @@ pub struct Args {
     /// Moves for that time, 0 for the whole game (initiator).
     #[arg(long, default_value_t = 0)]
     moves: u16,
-    /// Playing strength: a level of the levels file (the shipped ones: easy, medium, hard).
+    /// Playing strength: a level of the levels file (the shipped ones: beginner, easy, casual, medium, strong, expert, hard).
     #[arg(long, default_value = "hard")]
     level: String,
     /// A model directory (from `draughts export`), run directory or checkpoint to play with at

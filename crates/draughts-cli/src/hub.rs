@@ -9,7 +9,7 @@ use crate::bad_input;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Playing strength: a level of the levels file (the shipped ones: easy, medium, hard).
+    /// Playing strength: a level of the levels file (the shipped ones: beginner, easy, casual, medium, strong, expert, hard).
     #[arg(long, default_value = "hard")]
     level: String,
     /// An exported model directory to play with (the "hard" network opponent).

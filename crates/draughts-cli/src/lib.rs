@@ -20,6 +20,7 @@ pub mod egtb;
 pub mod error;
 pub mod handoff;
 pub mod hub;
+pub mod ladder;
 pub mod models;
 pub mod moves;
 pub mod nnplayers;
@@ -68,6 +69,8 @@ pub enum PlayCommand {
     Serve(serve::Args),
     /// Endgame databases: build, probe and verify win/draw/loss tables of up to N pieces.
     Egtb(egtb::Args),
+    /// The levels people play (configs/levels.toml): show them with their ratings, or rate them.
+    Levels(ladder::Args),
 }
 
 impl PlayCommand {
@@ -81,6 +84,7 @@ impl PlayCommand {
             PlayCommand::Gate(a) => a.models(),
             PlayCommand::Serve(a) => a.models(),
             PlayCommand::Perft(_) | PlayCommand::Moves(_) | PlayCommand::Pdn(_) | PlayCommand::Search(_) | PlayCommand::Report(_) | PlayCommand::Egtb(_) => Vec::new(),
+            PlayCommand::Levels(_) => Vec::new(),
         }
     }
 
@@ -98,6 +102,7 @@ impl PlayCommand {
             PlayCommand::Report(a) => report::run(a),
             PlayCommand::Serve(a) => serve::run(a),
             PlayCommand::Egtb(a) => egtb::run(a),
+            PlayCommand::Levels(a) => ladder::run(a),
         }
     }
 }

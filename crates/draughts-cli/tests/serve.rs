@@ -97,7 +97,7 @@ fn every_level_answers_a_legal_move_with_the_new_state() {
     assert_eq!(status, 200);
     let info: Value = serde_json::from_slice(&info).unwrap();
     let levels: Vec<&str> = info["levels"].as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap()).collect();
-    assert_eq!(levels, ["easy", "medium", "hard"]);
+    assert_eq!(levels, ["beginner", "easy", "casual", "medium", "strong", "expert", "hard"]);
     for level in levels {
         let (status, v) = post(&s.addr, "/api/move", &json!({"fen": "W:W31-50:B1-20", "level": level, "movetime_ms": 100, "analysis": true}));
         assert_eq!(status, 200, "{v}");
@@ -309,7 +309,8 @@ fn hard_plays_with_the_model_and_a_run_s_checkpoints_can_be_chosen() {
     let (_, info) = request(&s.addr, "GET", "/api/info", b"");
     let info: Value = serde_json::from_slice(&info).unwrap();
     let networks: Vec<&Value> = info["levels"].as_array().unwrap().iter().map(|l| &l["network"]).collect();
-    assert_eq!(networks, [&Value::Null, &Value::Null, &json!("sparse-s00033239")]);
+    let net = json!("sparse-s00033239");
+    assert_eq!(networks, [&Value::Null, &Value::Null, &Value::Null, &Value::Null, &Value::Null, &net, &net]);
     let (status, v) = post(&s.addr, "/api/move", &json!({"level": "hard", "movetime_ms": 50}));
     assert_eq!(status, 200, "{v}");
     assert!(v["player"].as_str().unwrap().contains("network sparse-s00033239"), "{v}");
@@ -508,4 +509,65 @@ fn slow_idle_and_flooding_clients_are_cut_off() {
     assert_eq!(status, 200, "{v}");
     assert!(t.elapsed() < Duration::from_secs(15), "answered after {:?}", t.elapsed());
     drop(flood);
+}
+
+#[test]
+fn levels_rate_writes_ratings_that_serve_show_and_hub_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let levels = dir.path().join("levels.toml");
+    let text = "[[level]]\nname = \"one\"\ndepth = 1\nnoise_cp = 100\nhash_mib = 1\n\n[[level]]\nname = \"two\"\ndepth = 3\nhash_mib = 1\n";
+    std::fs::write(&levels, text).unwrap();
+    let l = levels.to_str().unwrap();
+    let draughts = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_draughts")).args(args).stdin(Stdio::null()).output().unwrap();
+    let rate = [
+        "levels", "rate", "--levels", l, "--no-model", "--anchors", "random", "alphabeta:depth=1", "alphabeta:depth=2", "--scale",
+        "alphabeta:depth=1", "--scale-elo", "1000", "--placement-games", "2", "--games-per-pair", "4", "--concurrency", "2",
+    ];
+    let o = draughts(&rate);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("logistic Elo; alphabeta:depth=1 = 1000") && out.contains("over level one"), "{out}");
+    let ratings: Value = serde_json::from_slice(&std::fs::read(dir.path().join("levels.ratings.json")).unwrap()).unwrap();
+    let players = ratings["players"].as_array().unwrap();
+    assert_eq!(players.len(), 5, "{ratings}");
+    let games: u64 = ratings["pairings"].as_array().unwrap().iter().map(|p| ["wins", "draws", "losses"].iter().map(|k| p[k].as_u64().unwrap()).sum::<u64>()).sum();
+    assert_eq!(games, ratings["games"].as_u64().unwrap());
+    // Placement: each level against the 3 anchors (2 games), one against two (2 games); the
+    // ladder tops pairs up to 4 games.
+    assert!(games >= 7 * 2, "{games} games");
+    let anchor = players.iter().find(|p| p["name"] == "alphabeta:depth=1").unwrap();
+    assert_eq!(anchor["rating"]["elo"], 1000.0);
+
+    let o = draughts(&["levels", "show", "--levels", l, "--no-model"]);
+    let shown = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(shown.lines().filter(|l| l.contains("Elo ")).count() == 2, "{shown}");
+    // The server's info and the Hub engine's name carry the ratings.
+    let s = serve(&["--levels", l]);
+    let (_, info) = request(&s.addr, "GET", "/api/info", b"");
+    let info: Value = serde_json::from_slice(&info).unwrap();
+    assert!(info["levels"][1]["rating"]["elo"].as_f64().is_some(), "{info}");
+    let mut hub = Command::new(env!("CARGO_BIN_EXE_draughts"))
+        .args(["hub", "--levels", l, "--level", "two"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    hub.stdin.take().unwrap().write_all(b"hub\nquit\n").unwrap();
+    let o = hub.wait_with_output().unwrap();
+    let id = String::from_utf8_lossy(&o.stdout).lines().find(|l| l.starts_with("id ")).unwrap_or_default().to_owned();
+    assert!(id.contains("(two, Elo "), "{id}");
+    // A level changed since it was rated shows no rating.
+    std::fs::write(&levels, text.replace("depth = 3", "depth = 4")).unwrap();
+    let o = draughts(&["levels", "show", "--levels", l, "--no-model"]);
+    let shown = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(shown.lines().any(|x| x.starts_with("two") && x.contains("not rated")), "{shown}");
+    // Bad arguments: exit 2, named.
+    let mut bad = rate.to_vec();
+    bad[14] = "3";
+    let o = draughts(&bad);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--placement-games 3"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = draughts(&["levels", "rate", "--levels", l, "--no-model", "--scale", "alphabeta:depth=9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not one of the --anchors"));
 }

@@ -257,6 +257,7 @@ impl Service {
                 "player": l.summary(self.network_for(l).map(|n| n.model_id())),
                 "network": self.network_for(l).map(|n| n.model_id()),
                 "egtb_pieces": self.egtb_for(l).map(|e| e.pieces()),
+                "rating": l.rating_for(self.network_for(l).map(|n| n.model_id())),
             })).collect::<Vec<_>>(),
             "rules": Rules::PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
             "model": self.model.as_ref().map(|m| m.model_id().to_owned()),

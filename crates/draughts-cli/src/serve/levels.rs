@@ -4,12 +4,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use draughts_engine::{Limits, Noise, SearchOptions, Variety};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bad_input;
 
 /// The shipped levels.
 pub const DEFAULT_LEVELS: &str = include_str!("../../../../configs/levels.toml");
+/// The shipped levels' ratings (`draughts levels rate`).
+pub const DEFAULT_RATINGS: &str = include_str!("../../../../configs/levels.ratings.json");
 
 /// One level: the alpha-beta engine with these limits.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -45,6 +47,72 @@ pub struct LevelSpec {
     /// always in `draughts serve`, `movetime_ms` caps every move.
     #[serde(default)]
     pub caller_time: bool,
+    /// The level's measured rating, from the ratings file beside the levels file when it rated
+    /// this very level (same limits, same network).
+    #[serde(skip)]
+    pub rating: Option<LevelRating>,
+}
+
+/// A level's rating, as `draughts levels rate` measured it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelRating {
+    /// Logistic Elo on the ratings file's scale (see its `scale`).
+    pub elo: f64,
+    /// The 95% interval.
+    pub low: f64,
+    pub high: f64,
+    /// Games behind it.
+    pub games: u64,
+    /// The network it was rated with (levels with `network = true`).
+    pub network: Option<String>,
+}
+
+/// A ratings file: what `draughts levels rate` writes beside a levels file
+/// (`levels.toml` -> `levels.ratings.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatingsFile {
+    /// Format version (1).
+    pub format: u32,
+    /// What the numbers mean: logistic Elo, and the player whose rating is fixed.
+    pub scale: String,
+    /// When, how and on what it was measured.
+    pub created: String,
+    pub command: String,
+    pub seed: u64,
+    pub machine: String,
+    /// Games in all.
+    pub games: u64,
+    /// Every player (levels and anchors), strongest first.
+    pub players: Vec<RatedPlayer>,
+    /// Every pairing's result, from `a`'s side.
+    pub pairings: Vec<RatedPairing>,
+}
+
+/// One player of a ratings file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatedPlayer {
+    pub name: String,
+    /// `level` or `anchor`.
+    pub kind: String,
+    /// How it plays (a level's summary, an anchor's player spec).
+    pub player: String,
+    /// A level's fingerprint ([`LevelSpec::fingerprint`]): the rating holds for that level only.
+    pub fingerprint: Option<String>,
+    pub rating: LevelRating,
+    pub points: f64,
+}
+
+/// One pairing of a ratings file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatedPairing {
+    pub a: String,
+    pub b: String,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
 }
 
 fn default_hash() -> usize {
@@ -115,6 +183,33 @@ impl LevelSpec {
             o.threads = t;
         }
         o
+    }
+
+    /// A hash of what decides how the level plays (its limits, randomness, table, evaluation,
+    /// tables and options; not its name, description or `caller_time`), so a rating measured
+    /// for one version of a level is not shown for another.
+    pub fn fingerprint(&self) -> String {
+        let text = format!(
+            "depth={:?};nodes={:?};movetime_ms={:?};noise_cp={:?};noise_plies={:?};hash_mib={};network={};egtb={};options={:?};threads={}",
+            self.depth,
+            self.nodes,
+            self.movetime_ms,
+            self.noise_cp,
+            self.noise_plies,
+            self.hash_mib,
+            self.network,
+            self.egtb,
+            self.search_options(),
+            self.search_options().threads,
+        );
+        format!("{:016x}", draughts_model::fnv1a64(text.as_bytes()))
+    }
+
+    /// The level's rating when it holds for the network `network` serves it with (`None` for
+    /// the hand-made evaluation).
+    pub fn rating_for(&self, network: Option<&str>) -> Option<&LevelRating> {
+        let expected = if self.network { network } else { None };
+        self.rating.as_ref().filter(|r| r.network.as_deref() == expected)
     }
 
     /// How the level plays, in words.
@@ -188,14 +283,52 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<LevelSpec>> {
     Ok(file.level)
 }
 
-/// The levels of `path`, or the shipped ones.
+/// The levels of `path`, or the shipped ones, with the ratings of the ratings file beside them
+/// ([`ratings_path`]) for the levels it rated as they are.
 pub fn load(path: Option<&Path>) -> anyhow::Result<Vec<LevelSpec>> {
-    match path {
-        None => parse(DEFAULT_LEVELS, "configs/levels.toml (built in)"),
+    let (mut levels, ratings) = match path {
+        None => (parse(DEFAULT_LEVELS, "configs/levels.toml (built in)")?, Some(parse_ratings(DEFAULT_RATINGS, "built in")?)),
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| bad_input(format!("{}: {e}", p.display())))?;
-            parse(&text, &p.display().to_string())
+            let levels = parse(&text, &p.display().to_string())?;
+            let rp = ratings_path(p);
+            let ratings = match std::fs::read_to_string(&rp) {
+                Ok(text) => Some(parse_ratings(&text, &rp.display().to_string())?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(bad_input(format!("{}: {e}", rp.display()))),
+            };
+            (levels, ratings)
         }
+    };
+    if let Some(r) = ratings {
+        attach(&mut levels, &r);
+    }
+    Ok(levels)
+}
+
+/// Where the ratings of the levels file `levels` are: `NAME.ratings.json` beside `NAME.toml`.
+pub fn ratings_path(levels: &Path) -> std::path::PathBuf {
+    levels.with_extension("ratings.json")
+}
+
+/// Parses a ratings file; `origin` names it in messages.
+pub fn parse_ratings(text: &str, origin: &str) -> anyhow::Result<RatingsFile> {
+    let r: RatingsFile = serde_json::from_str(text).map_err(|e| bad_input(format!("ratings file {origin}: {e}")))?;
+    if r.format != 1 {
+        return Err(bad_input(format!("ratings file {origin}: format {} (this version reads 1)", r.format)));
+    }
+    Ok(r)
+}
+
+/// Gives each level the rating the file has for it (same name, same fingerprint).
+pub fn attach(levels: &mut [LevelSpec], ratings: &RatingsFile) {
+    for l in levels.iter_mut() {
+        let fp = l.fingerprint();
+        l.rating = ratings
+            .players
+            .iter()
+            .find(|p| p.kind == "level" && p.name == l.name && p.fingerprint.as_deref() == Some(fp.as_str()))
+            .map(|p| p.rating.clone());
     }
 }
 
@@ -207,19 +340,72 @@ mod tests {
     fn shipped_levels_parse_and_get_stronger() {
         let levels = load(None).unwrap();
         let names: Vec<_> = levels.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["easy", "medium", "hard"]);
-        assert!(levels[0].noise_cp.is_some() && levels[2].network);
-        let l = levels[1].limits(Some(Duration::from_millis(50)), 0, 0);
+        assert_eq!(names, ["beginner", "easy", "casual", "medium", "strong", "expert", "hard"]);
+        let level = |name: &str| levels.iter().find(|l| l.name == name).unwrap();
+        assert!(level("easy").noise_cp.is_some() && level("hard").network && !level("strong").network);
+        let l = level("medium").limits(Some(Duration::from_millis(50)), 0, 0);
         assert_eq!(l.movetime, Some(Duration::from_millis(50)));
-        assert_eq!(levels[1].limits(Some(Duration::from_secs(9)), 0, 0).movetime, Some(Duration::from_millis(200)));
+        assert_eq!(level("medium").limits(Some(Duration::from_secs(9)), 0, 0).movetime, Some(Duration::from_millis(200)));
         assert!(levels.iter().all(|l| l.search_options() == SearchOptions::default()));
+        // Below hard, a level's strength does not depend on the machine: a depth or nodes limit.
+        assert!(levels.iter().filter(|l| l.name != "hard").all(|l| l.depth.is_some() || l.nodes.is_some()));
         // The hard level varies its first moves (seeded), and only those.
-        let hard = &levels[2];
+        let hard = level("hard");
         let plies = hard.noise_plies.expect("the hard level has variety in the opening") as usize;
         assert!(hard.noise_cp.is_some_and(|m| (1..=20).contains(&m)), "{:?}", hard.noise_cp);
         assert!(hard.limits(None, 3, 0).noise.is_some() && hard.limits(None, 3, plies - 1).noise.is_some());
         assert_eq!(hard.limits(None, 3, plies).noise, None);
-        assert!(levels[0].limits(None, 3, 500).noise.is_some(), "easy is random at every ply");
+        assert!(level("easy").limits(None, 3, 500).noise.is_some(), "easy is random at every ply");
+    }
+
+    #[test]
+    fn a_rating_holds_for_the_level_it_measured() {
+        let text = "[[level]]\nname = \"a\"\ndescription = \"x\"\ndepth = 3\n\n[[level]]\nname = \"b\"\nnodes = 500\nnetwork = true\n";
+        let mut levels = parse(text, "t.toml").unwrap();
+        // The fingerprint follows how the level plays, not its words.
+        let mut other = levels[0].clone();
+        other.description = "y".into();
+        assert_eq!(other.fingerprint(), levels[0].fingerprint());
+        other.depth = Some(4);
+        assert_ne!(other.fingerprint(), levels[0].fingerprint());
+        other.depth = Some(3);
+        other.options = "probcut=off".into();
+        assert_ne!(other.fingerprint(), levels[0].fingerprint());
+        let rated = |name: &str, fp: String, network: Option<&str>| RatedPlayer {
+            name: name.into(),
+            kind: "level".into(),
+            player: String::new(),
+            fingerprint: Some(fp),
+            rating: LevelRating { elo: 1234.0, low: 1200.0, high: 1268.0, games: 40, network: network.map(str::to_owned) },
+            points: 20.0,
+        };
+        let file = RatingsFile {
+            format: 1,
+            scale: "s".into(),
+            created: String::new(),
+            command: String::new(),
+            seed: 1,
+            machine: String::new(),
+            games: 40,
+            players: vec![rated("a", levels[0].fingerprint(), None), rated("b", levels[1].fingerprint(), Some("net-1"))],
+            pairings: Vec::new(),
+        };
+        attach(&mut levels, &file);
+        assert_eq!(levels[0].rating_for(None).map(|r| r.elo), Some(1234.0));
+        // A network level's rating holds for the network it was rated with only.
+        assert!(levels[1].rating_for(Some("net-1")).is_some());
+        assert!(levels[1].rating_for(Some("net-2")).is_none() && levels[1].rating_for(None).is_none());
+        // A level changed since: no rating.
+        let mut changed = parse(&text.replace("depth = 3", "depth = 5"), "t.toml").unwrap();
+        attach(&mut changed, &file);
+        assert!(changed[0].rating.is_none());
+        // Broken or foreign ratings files are named.
+        let e = parse_ratings("{", "r.json").unwrap_err().to_string();
+        assert!(e.contains("ratings file r.json"), "{e}");
+        let e = parse_ratings(&serde_json::to_string(&RatingsFile { format: 2, ..file }).unwrap(), "r.json").unwrap_err().to_string();
+        assert!(e.contains("format 2"), "{e}");
+        // The shipped ratings file parses.
+        parse_ratings(DEFAULT_RATINGS, "built in").unwrap();
     }
 
     #[test]

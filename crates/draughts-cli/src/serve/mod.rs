@@ -57,7 +57,7 @@ pub struct Args {
 
 /// The model used when none is named: the shipped hard opponent, if the server runs from the
 /// repository.
-const DEFAULT_MODEL: &str = "models/sparse-2h";
+pub const DEFAULT_MODEL: &str = "models/sparse-2h";
 
 impl Args {
     /// The model this server plays with, if any.
@@ -108,7 +108,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         banner += &format!("endgame tables: up to {} pieces in {}\n", e.pieces(), d.display());
     }
     for l in &levels {
-        banner += &format!("level {}: {}\n", l.name, l.summary(model.as_ref().filter(|_| l.network).map(|m| m.model_id())));
+        let id = model.as_ref().filter(|_| l.network).map(|m| m.model_id());
+        let rating = l.rating_for(id).map_or(String::new(), |r| format!(" (Elo {:.0} [{:.0}, {:.0}])", r.elo, r.low, r.high));
+        banner += &format!("level {}: {}{rating}\n", l.name, l.summary(id));
     }
     let mut out = std::io::stdout();
     let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
