@@ -456,8 +456,12 @@ def server_info(p):
 
 def case_live(p):
     """(i) Live analysis: the evaluation bar and the line update as the search deepens, follow the
-    position when a move is played, and the server's search stops when the box is unticked."""
+    position when a move is played, and the server's search stops when the box is unticked. (The
+    level list shows the levels' ratings.)"""
     p.open()
+    rated = [o.text for o in p.els("#level option") if re.search(r"· \d+$", o.text)]
+    assert len(rated) == len(p.els("#level option")) >= 6, f"levels without a rating: {[o.text for o in p.els('#level option')]}"
+
     p.new_game("easy", "white")
     assert not p.el("#evalbar").is_displayed(), "the evaluation bar shows before live analysis is on"
     p.el("#live").click()

@@ -6,9 +6,11 @@
 //! the Hub engine (`id`) show it.
 //!
 //! The schedule is a ladder, not a full round robin (the hard level's games cost a second a
-//! move): first every level meets every anchor and the next level for a few placement games;
-//! the placement ratings order all players, and then each plays its two nearest neighbours up
-//! in that order for `--games-per-pair` games. Ratings come from every game.
+//! move): first each level (weakest first, as the file lists them) meets the anchors (weakest
+//! first) and the next level for a few placement games, from the first anchor the level below
+//! did not beat in every game up to the first one it scores nothing against; the placement
+//! ratings order all players, and then each plays its two nearest neighbours up in that order
+//! for `--games-per-pair` games. Ratings come from every game.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -67,7 +69,8 @@ struct ShowArgs {
 struct RateArgs {
     #[command(flatten)]
     source: Source,
-    /// The anchors: players whose play never changes (player specs, as `draughts match` takes).
+    /// The anchors, weakest first: players whose play never changes (player specs, as
+    /// `draughts match` takes).
     #[arg(long, num_args = 1.., default_values_t = DEFAULT_ANCHORS.iter().map(|s| s.to_string()))]
     anchors: Vec<String>,
     /// The player whose rating fixes the scale (one of the anchors).
@@ -76,7 +79,7 @@ struct RateArgs {
     /// Its rating.
     #[arg(long, default_value_t = 1500.0, allow_hyphen_values = true)]
     scale_elo: f64,
-    /// Placement games of every level against every anchor and the next level (even).
+    /// Placement games of a level against an anchor or the next level (even).
     #[arg(long, default_value_t = 4)]
     placement_games: usize,
     /// Games of each player against its two nearest neighbours up the placement order (even).
@@ -100,9 +103,18 @@ struct RateArgs {
     pdn: Option<PathBuf>,
 }
 
-/// The default anchors, weakest first.
-pub const DEFAULT_ANCHORS: [&str; 6] =
-    ["random", "alphabeta:depth=1", "alphabeta:depth=2", "alphabeta:depth=4", "alphabeta:depth=6", "alphabeta:depth=8"];
+/// The default anchors, weakest first: the random mover and the hand-made engine.
+pub const DEFAULT_ANCHORS: [&str; 8] = [
+    "random",
+    "alphabeta:depth=1",
+    "alphabeta:depth=2",
+    "alphabeta:depth=4",
+    "alphabeta:depth=6",
+    // Deeper, a node budget: a fixed depth takes minutes a move in some king endings.
+    "alphabeta:nodes=20000",
+    "alphabeta:nodes=200000",
+    "alphabeta:nodes=2000000",
+];
 
 /// What the levels play with.
 struct Served {
@@ -266,14 +278,6 @@ fn rate(a: RateArgs) -> anyhow::Result<ExitCode> {
     let anchor_index = levels_n + scale;
     let rating_options = RatingOptions { anchor: anchor_index, anchor_elo: a.scale_elo, virtual_draws: 1.0, ..RatingOptions::default() };
 
-    // Placement: every level against every anchor and against the next level.
-    let mut placement: Vec<(usize, usize)> = Vec::new();
-    for l in 0..levels_n {
-        if l + 1 < levels_n {
-            placement.push((l, l + 1));
-        }
-        placement.extend((levels_n..entrants.len()).map(|k| (l, k)));
-    }
     let mut pdn = match &a.pdn {
         Some(p) => Some(PdnFile::create(p, rules).map_err(bad_input)?),
         None => None,
@@ -288,6 +292,8 @@ fn rate(a: RateArgs) -> anyhow::Result<ExitCode> {
         ..MatchConfig::default()
     };
     let mut tallies: Vec<PairTally> = Vec::new();
+    // Matches played so far: the PDN `Round` of a game is `MATCH.PAIR.GAME`.
+    let mut matches = 0u64;
     let mut play = |stage: &str, pairs: &[(usize, usize)], games: &dyn Fn(usize, usize) -> usize, seed: u64, tallies: &mut Vec<PairTally>| {
         let total: usize = pairs.iter().map(|&(x, y)| games(x, y)).sum();
         let pb = ProgressBar::new(total as u64);
@@ -301,7 +307,8 @@ fn rate(a: RateArgs) -> anyhow::Result<ExitCode> {
             if n == 0 {
                 continue;
             }
-            let prefix = format!("{stage}.{}", round + 1);
+            matches += 1;
+            let prefix = matches.to_string();
             let result = run_match_into(&config(n, seed ^ (round as u64) << 20), &*makers[x], &*makers[y], pdn.as_mut(), Some(&prefix), |p| {
                 pb.set_position(done + p.games_done as u64);
                 pb.set_message(format!("{stage}: {} vs {}: {}", entrants[x].name, entrants[y].name, p.summary.progress_line()));
@@ -315,7 +322,26 @@ fn rate(a: RateArgs) -> anyhow::Result<ExitCode> {
         pb.finish_and_clear();
         anyhow::Ok(())
     };
-    play("placement", &placement, &|_, _| a.placement_games, a.seed, &mut tallies)?;
+    // Placement: each level against the anchors from the first one the level below did not beat
+    // every time, up to the first one it scores nothing against, and against the next level.
+    let mut floor = levels_n;
+    for l in 0..levels_n {
+        let mut beaten_through = floor;
+        for k in floor..entrants.len() {
+            play("placement", &[(l, k)], &|_, _| a.placement_games, a.seed ^ (l as u64) << 40, &mut tallies)?;
+            let wdl = tallies.last().expect("a placement match").wdl;
+            if wdl.wins == wdl.games() && beaten_through == k {
+                beaten_through = k + 1;
+            }
+            if wdl.points() == 0.0 {
+                break;
+            }
+        }
+        floor = beaten_through.min(entrants.len() - 1);
+        if l + 1 < levels_n {
+            play("placement", &[(l, l + 1)], &|_, _| a.placement_games, a.seed ^ (l as u64) << 40 ^ 1, &mut tallies)?;
+        }
+    }
     let fit = fit_ratings(entrants.len(), &tallies, &rating_options).map_err(|e| anyhow::anyhow!("placement ratings: {e}"))?;
 
     // The ladder: everyone against its two nearest neighbours up the placement order, topped

@@ -532,9 +532,9 @@ fn levels_rate_writes_ratings_that_serve_show_and_hub_name() {
     assert_eq!(players.len(), 5, "{ratings}");
     let games: u64 = ratings["pairings"].as_array().unwrap().iter().map(|p| ["wins", "draws", "losses"].iter().map(|k| p[k].as_u64().unwrap()).sum::<u64>()).sum();
     assert_eq!(games, ratings["games"].as_u64().unwrap());
-    // Placement: each level against the 3 anchors (2 games), one against two (2 games); the
-    // ladder tops pairs up to 4 games.
-    assert!(games >= 7 * 2, "{games} games");
+    // Placement: each level against anchors and one against two (2 games each); the ladder tops
+    // pairs up to 4 games.
+    assert!(games >= 4 * 2, "{games} games");
     let anchor = players.iter().find(|p| p["name"] == "alphabeta:depth=1").unwrap();
     assert_eq!(anchor["rating"]["elo"], 1000.0);
 
