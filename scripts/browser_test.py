@@ -466,13 +466,16 @@ def case_live(p):
     assert not p.el("#evalbar").is_displayed(), "the evaluation bar shows before live analysis is on"
     p.el("#live").click()
     depth = lambda: int(p.js("return document.querySelector('#live-output').dataset.depth || '0'"))
+    # The line is redrawn at every iteration: read it in one script (an element found a moment
+    # earlier may be gone).
+    line = lambda: p.js("const e = document.querySelector('#live-pv'); return e ? e.textContent : ''").split()
     live_fen = lambda: p.js("return document.querySelector('#live-output').dataset.fen")
     p.wait(lambda: depth() >= 3 and live_fen() == p.fen(), "live analysis of the start position")
     assert p.el("#evalbar").is_displayed(), "no evaluation bar"
     first = depth()
     p.wait(lambda: depth() > first + 2, f"the analysis to go deeper than {first + 2}")
     deeper = depth()
-    pv = p.text("#live-pv").split()
+    pv = line()
     assert pv and pv[0] in p.legal(), f"the line {pv} does not start with a legal move"
     fill = p.js("return parseFloat(document.querySelector('#evalbar .fill').style.height)")
     assert 5 < fill < 95, f"the bar's white share {fill}% at the start position"
@@ -482,7 +485,7 @@ def case_live(p):
     p.click(28)
     p.wait_ply(2)
     p.wait(lambda: live_fen() == p.fen() and depth() >= 3, "live analysis of the position after the reply")
-    pv = p.text("#live-pv").split()
+    pv = line()
     assert pv[0] in p.legal(), f"the line {pv} is not of the position on the board"
     # Unticked: the fetch is aborted, which closes the connection, and the server stops the search.
     p.el("#live").click()
