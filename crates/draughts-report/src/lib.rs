@@ -6,6 +6,8 @@
 //!
 //! - `losses.png`: the training losses against the optimiser step;
 //! - `rating.png`: Elo against each ladder opponent, with 95% intervals as error bars;
+//! - `learning.png`: the same against the hours of self-play and training before each
+//!   evaluation (the learning curve per hour of work);
 //! - `throughput.png`: self-play games per hour, network evaluations per second and training
 //!   samples per second against elapsed time;
 //! - `summary.md`: the numbers, links to the plots, and the lines that could not be read.
@@ -39,6 +41,8 @@ pub const SUMMARY_FILE: &str = "summary.md";
 pub const LOSSES_PNG: &str = "losses.png";
 /// File name of the rating plot.
 pub const RATING_PNG: &str = "rating.png";
+/// File name of the learning curve (ratings against hours of work).
+pub const LEARNING_PNG: &str = "learning.png";
 /// File name of the throughput plot.
 pub const THROUGHPUT_PNG: &str = "throughput.png";
 
@@ -179,12 +183,17 @@ pub fn write_report(run_dir: &Path, out_dir: &Path) -> Result<ReportSummary, Rep
     }
 
     type Draw = fn(&Metrics) -> Result<plots::Rendered, String>;
-    let jobs: [(&'static str, &'static str, Draw); 3] = [
+    let jobs: [(&'static str, &'static str, Draw); 4] = [
         (LOSSES_PNG, "training losses against step", plots::losses),
         (
             RATING_PNG,
             "Elo against each ladder opponent",
             plots::rating,
+        ),
+        (
+            LEARNING_PNG,
+            "Elo against each ladder opponent by hours of self-play and training",
+            plots::learning,
         ),
         (
             THROUGHPUT_PNG,

@@ -366,9 +366,30 @@ type RatedPoint = (f64, f64, Option<(f64, f64)>);
 
 /// `rating.png`: Elo against each ladder opponent with its 95% interval as error bars.
 pub(crate) fn rating(m: &Metrics) -> Result<Rendered, String> {
+    rating_against(m, false)
+}
+
+/// `learning.png`: the same ratings against the hours of self-play and training that came before
+/// each evaluation (the sum of those stages' `seconds`; evaluations and pauses not counted): the
+/// learning curve per hour of work, comparable between runs of other cycle sizes.
+pub(crate) fn learning(m: &Metrics) -> Result<Rendered, String> {
+    if !m.selfplay.iter().any(|r| r.seconds.is_some()) && !m.train.iter().any(|r| r.seconds.is_some()) {
+        return Ok(Rendered::NoData("no self-play or training line says how long it took".into()));
+    }
+    rating_against(m, true)
+}
+
+/// Hours of self-play and training on the lines before `line`.
+fn work_hours(m: &Metrics, line: u64) -> f64 {
+    let sp = m.selfplay.iter().filter(|r| r.line < line).filter_map(|r| r.seconds);
+    let tr = m.train.iter().filter(|r| r.line < line).filter_map(|r| r.seconds);
+    sp.chain(tr).filter(|s| s.is_finite() && *s > 0.0).sum::<f64>() / 3600.0
+}
+
+fn rating_against(m: &Metrics, hours: bool) -> Result<Rendered, String> {
     // Cycles are the natural axis; fall back to time if some rated line has no cycle.
     let rated: Vec<_> = m.eval.iter().filter(|r| r.elo.is_some()).collect();
-    let by_cycle = rated.iter().all(|r| r.cycle.is_some());
+    let by_cycle = !hours && rated.iter().all(|r| r.cycle.is_some());
     let origin = m.first_time.unwrap_or(0.0);
     let axis = TimeAxis::new(
         origin,
@@ -378,7 +399,9 @@ pub(crate) fn rating(m: &Metrics) -> Result<Rendered, String> {
     let mut order: Vec<String> = Vec::new();
     let mut points: BTreeMap<String, Vec<RatedPoint>> = BTreeMap::new();
     for r in &rated {
-        let x = if by_cycle {
+        let x = if hours {
+            Some(work_hours(m, r.line))
+        } else if by_cycle {
             r.cycle.map(|c| c as f64)
         } else {
             r.time.map(|t| axis.at(t))
@@ -438,7 +461,14 @@ pub(crate) fn rating(m: &Metrics) -> Result<Rendered, String> {
         let xr = x0..x1;
         let x_labels = x_label_count(&xr, by_cycle);
         let mut chart = ChartBuilder::on(&root)
-            .caption("Elo against ladder opponents (95% interval)", (FONT, 28))
+            .caption(
+                if hours {
+                    "Elo against ladder opponents by hours of work (95% interval)"
+                } else {
+                    "Elo against ladder opponents (95% interval)"
+                },
+                (FONT, 28),
+            )
             .margin(14)
             .x_label_area_size(48)
             .y_label_area_size(80)
@@ -446,7 +476,13 @@ pub(crate) fn rating(m: &Metrics) -> Result<Rendered, String> {
             .or_msg()?;
         chart
             .configure_mesh()
-            .x_desc(if by_cycle { "cycle" } else { axis.label })
+            .x_desc(if hours {
+                "hours of self-play and training before the evaluation (wall clock)"
+            } else if by_cycle {
+                "cycle"
+            } else {
+                axis.label
+            })
             .y_desc("Elo difference to opponent")
             .x_labels(x_labels)
             .y_labels(8)
@@ -625,6 +661,19 @@ pub(crate) fn throughput(m: &Metrics) -> Result<Rendered, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn work_hours_count_the_self_play_and_training_before_an_evaluation() {
+        use crate::metrics::{SelfplayRecord, TrainRecord};
+        let mut m = Metrics::default();
+        m.selfplay.push(SelfplayRecord { line: 1, seconds: Some(3600.0), ..SelfplayRecord::default() });
+        m.train.push(TrainRecord { line: 2, seconds: Some(1800.0), ..TrainRecord::default() });
+        m.selfplay.push(SelfplayRecord { line: 4, seconds: Some(900.0), ..SelfplayRecord::default() });
+        m.train.push(TrainRecord { line: 5, seconds: None, ..TrainRecord::default() });
+        assert_eq!(work_hours(&m, 3), 1.5);
+        assert_eq!(work_hours(&m, 6), 1.75);
+        assert_eq!(work_hours(&m, 1), 0.0);
+    }
+
     use super::*;
 
     #[test]

@@ -151,7 +151,7 @@ fn full_run_gives_three_plots_and_a_summary() {
             p.name
         );
     }
-    assert_eq!(report.plots.len(), 3);
+    assert_eq!(report.plots.len(), 4);
 
     // Nothing but the report files is left in the output directory (no temporary files).
     let mut names: Vec<String> = fs::read_dir(&out)
@@ -161,7 +161,7 @@ fn full_run_gives_three_plots_and_a_summary() {
     names.sort();
     assert_eq!(
         names,
-        ["losses.png", "rating.png", "summary.md", "throughput.png"]
+        ["learning.png", "losses.png", "rating.png", "summary.md", "throughput.png"]
     );
 
     // The truncated last line is the one warning, and it names its line.
@@ -256,6 +256,7 @@ fn selfplay_only_run_skips_the_empty_plots() {
     };
     assert!(matches!(status("losses.png"), PlotStatus::Skipped { .. }));
     assert!(matches!(status("rating.png"), PlotStatus::Skipped { .. }));
+    assert!(matches!(status("learning.png"), PlotStatus::Skipped { .. }));
     assert!(matches!(status("throughput.png"), PlotStatus::Written(_)));
     assert!(
         !out.join("losses.png").exists(),
