@@ -573,6 +573,17 @@ fn sparse_network_loop_and_players() {
     let (_, _, meta) = draughts_model::checkpoints_in(&warm.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
     let exported = draughts_model::checkpoints_in(&model, &mut |w| panic!("{w}")).pop().unwrap().2;
     assert_eq!((meta.step, meta.parent.as_deref()), (0, Some(exported.model_id.as_str())));
+    // The MCTS generator with the native network resolves captures at its leaves when asked.
+    let mcts_run = dir.join("mcts");
+    let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", mcts_run.to_str().unwrap()];
+    let mcts_sets = ["selfplay.generator=\"mcts\"", "mcts.capture_resolution=32", "mcts.simulations=4", "mcts.fast_simulations=2", "selfplay.games_in_flight=2"];
+    for s in sets.iter().chain(&mcts_sets) {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let metrics = std::fs::read_to_string(mcts_run.join("metrics.jsonl")).unwrap();
+    assert!(metrics.contains("captures resolved at leaves (up to 32 positions)"), "{metrics}");
     // An init of another architecture is refused, naming both.
     let other = dir.join("other");
     let init = format!("init=\"{}\"", model.display());

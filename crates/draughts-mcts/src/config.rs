@@ -68,6 +68,11 @@ pub struct MctsConfig {
     pub seed: u64,
     /// Keep the subtree of the played move between moves. Default true.
     pub reuse_tree: bool,
+    /// A sparse network evaluated natively ([`crate::NnueEvaluator`]): the most positions a leaf
+    /// with a capture pending visits to take its value from the forced captures (a quiescence
+    /// with the network, which is trained on quiet positions). 0 (default): off, the network's
+    /// value of the leaf as it stands.
+    pub capture_resolution: u32,
 }
 
 impl Default for MctsConfig {
@@ -90,6 +95,7 @@ impl Default for MctsConfig {
             c_scale: 1.0,
             seed: 0,
             reuse_tree: true,
+            capture_resolution: 0,
         }
     }
 }
@@ -136,6 +142,9 @@ impl MctsConfig {
         }
         if self.max_in_flight == 0 {
             return err("max_in_flight", "must be at least 1".into());
+        }
+        if self.capture_resolution > 100_000 {
+            return err("capture_resolution", format!("must be at most 100000, not {}", self.capture_resolution));
         }
         let non_negative = [
             ("c_puct", self.c_puct),

@@ -179,7 +179,12 @@ pub fn play(
             drop(net);
             let native = Arc::new(Network::load(&sidecar).map_err(bad_input)?);
             generator = format!("mcts, native {} kernels", native.kernels());
-            run_workers(&sp, &mcts, |_| NnueEvaluator::new(native.clone()), games, sink, report)
+            let rules: draughts_core::Rules = sp.rules.parse().map_err(bad_input)?;
+            let resolve = mcts.capture_resolution as usize;
+            if resolve > 0 {
+                generator += &format!(", captures resolved at leaves (up to {resolve} positions)");
+            }
+            run_workers(&sp, &mcts, |_| NnueEvaluator::new(native.clone()).with_capture_resolution(rules, resolve), games, sink, report)
         }
         (NetKind::Sparse, Generator::Alphabeta) => {
             drop(net);
