@@ -7,7 +7,7 @@ use draughts_protocol::dxp::{EndCause, Verdict};
 use draughts_protocol::dxp::DxpListener;
 use draughts_protocol::{dxp_connect, ConnectOptions, GameRecord, ListenOptions, PlayerOptions, SearchLimit};
 
-use crate::nnplayers::protocol_engine;
+use crate::nnplayers::EngineArgs;
 use crate::bad_input;
 
 #[derive(Debug, clap::Args)]
@@ -29,44 +29,14 @@ pub struct Args {
     /// Moves for that time, 0 for the whole game (initiator).
     #[arg(long, default_value_t = 0)]
     moves: u16,
-    /// Playing strength: a level of the levels file (the shipped ones: beginner, easy, casual, medium, strong, expert, hard).
-    #[arg(long, default_value = "hard")]
-    level: String,
-    /// A model directory (from `draughts export`), run directory or checkpoint to play with at
-    /// the hard level, through its MCTS (the network opponent).
-    #[arg(long)]
-    model: Option<std::path::PathBuf>,
-    /// Simulations per move for the network when neither --nodes nor the clock limits it.
-    #[arg(long, default_value_t = 200)]
-    sims: u32,
+    #[command(flatten)]
+    engine: EngineArgs,
     /// Name sent to the peer.
     #[arg(long, default_value = "draughts")]
     name: String,
     /// Connections to serve before exiting (follower).
     #[arg(long, default_value_t = 1)]
     connections: usize,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
-    hash: usize,
-    /// Endgame databases (`draughts egtb build`), probed at the levels with `egtb = true`.
-    #[arg(long)]
-    egtb: Option<std::path::PathBuf>,
-    /// The levels, as `draughts serve --levels` takes them (default: the shipped
-    /// configs/levels.toml); `--level` names one of them.
-    #[arg(long)]
-    levels: Option<std::path::PathBuf>,
-    /// Vary the first moves as the level says (`noise_plies`: the shipped hard level, 12 plies
-    /// within 10 centi-men), as `draughts serve` does for people; off by default, since engine
-    /// matches want the full strength (the variety costs about 25 Elo at 100 ms a move).
-    #[arg(long)]
-    variety: bool,
-    /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
-    /// name=threads`).
-    #[arg(long)]
-    threads: Option<u16>,
-    /// Seed of the levels' random choices (mixed with the game's number and the ply).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
     /// Search this many nodes per move, whatever the clock says (deterministic play).
     #[arg(long)]
     nodes: Option<u64>,
@@ -96,17 +66,13 @@ fn describe(r: &GameRecord) -> String {
 impl Args {
     /// The model this engine plays with, if any.
     pub fn models(&self) -> Vec<std::path::PathBuf> {
-        self.model.iter().cloned().collect()
+        self.engine.models()
     }
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let levels = crate::serve::levels::load(a.levels.as_deref())?;
-    // With a model the network plays the hard level; --nodes then counts simulations.
-    let mut searcher = protocol_engine(levels, &a.level, a.model.as_deref(), a.sims, a.hash, a.seed, crate::egtb::load(a.egtb.as_deref())?, a.variety)?;
-    if let Some(t) = a.threads {
-        searcher.set_param("threads", &t.to_string()).map_err(|e| bad_input(format!("--threads: {e}")))?;
-    }
+    // With a ResNet model the network plays the hard level; --nodes then counts simulations.
+    let mut searcher = a.engine.engine()?;
     let searcher = searcher.as_mut();
     println!("engine: {}", searcher.name());
     let fixed = (a.nodes.is_some() || a.depth.is_some())

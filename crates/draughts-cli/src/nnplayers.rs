@@ -277,6 +277,63 @@ impl Searcher for NetSearcher {
     }
 }
 
+/// The engine arguments `draughts hub` and `draughts dxp` share (flattened into each).
+#[derive(Debug, clap::Args)]
+pub struct EngineArgs {
+    /// Playing strength: a level of the levels file (the shipped ones: beginner, easy, casual,
+    /// medium, strong, expert, hard).
+    #[arg(long, default_value = "hard")]
+    pub level: String,
+    /// A model to play the levels with `network = true` (hard, expert): an exported model
+    /// directory, run directory or checkpoint. A sparse network is the alpha-beta engine's
+    /// evaluation; a ResNet plays through its MCTS.
+    #[arg(long)]
+    pub model: Option<std::path::PathBuf>,
+    /// Simulations per move for a ResNet model when nothing else limits a move.
+    #[arg(long, default_value_t = 200)]
+    pub sims: u32,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub hash: usize,
+    /// Endgame databases (`draughts egtb build`), probed at the levels with `egtb = true`.
+    #[arg(long)]
+    pub egtb: Option<std::path::PathBuf>,
+    /// The levels, as `draughts serve --levels` takes them (default: the shipped
+    /// configs/levels.toml); `--level` names one of them.
+    #[arg(long)]
+    pub levels: Option<std::path::PathBuf>,
+    /// Vary the first moves as the level says (`noise_plies`: the shipped hard level, 12 plies
+    /// within 10 centi-men), as `draughts serve` does for people; off by default, since engine
+    /// matches want the full strength (the variety costs about 25 Elo at 100 ms a move).
+    #[arg(long)]
+    pub variety: bool,
+    /// Search threads of the alpha-beta engine (Lazy SMP, 1 to 256; Hub: also `set-param
+    /// name=threads`).
+    #[arg(long)]
+    pub threads: Option<u16>,
+    /// Seed of the levels' random choices (mixed with the game's number and the ply).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl EngineArgs {
+    /// The model the engine plays with, if any.
+    pub fn models(&self) -> Vec<std::path::PathBuf> {
+        self.model.iter().cloned().collect()
+    }
+
+    /// The engine these arguments describe ([`protocol_engine`], with `--threads`).
+    pub fn engine(&self) -> anyhow::Result<Box<dyn Searcher + Send>> {
+        let levels = crate::serve::levels::load(self.levels.as_deref())?;
+        let egtb = crate::egtb::load(self.egtb.as_deref())?;
+        let mut searcher = protocol_engine(levels, &self.level, self.model.as_deref(), self.sims, self.hash, self.seed, egtb, self.variety)?;
+        if let Some(t) = self.threads {
+            searcher.set_param("threads", &t.to_string()).map_err(|e| crate::bad_input(format!("--threads: {e}")))?;
+        }
+        Ok(searcher)
+    }
+}
+
 /// The engine behind `draughts hub` and `draughts dxp`, at level `level` of `levels` (the levels
 /// file `draughts serve` reads): the alpha-beta engine at that level (see
 /// [`crate::alphabeta::AlphaBeta`]), with a sparse model as the evaluation of the levels with
