@@ -21,7 +21,7 @@ use std::sync::Arc;
 use draughts_arena::stats::{fit_ratings, PairTally, RatingOptions};
 use draughts_arena::{openings, run_match_into, ClockState, Maker, MatchConfig, PdnFile, Player, PlayerError, PlayerFactory, Wdl};
 use draughts_core::{Game, Move, Rules};
-use draughts_engine::{Endgames, Engine, EngineConfig};
+use draughts_engine::{Endgames, Engine};
 use draughts_nnue::Network;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -171,14 +171,7 @@ impl Player for LevelPlayer {
     }
 
     fn choose(&mut self, game: &Game, _clock: &ClockState) -> Result<Move, PlayerError> {
-        let config = EngineConfig {
-            tt_mib: self.spec.hash_mib,
-            network: self.network.clone(),
-            options: self.spec.search_options(),
-            egtb: self.egtb.clone(),
-            ..EngineConfig::default()
-        };
-        let mut engine = Engine::new(config).map_err(|e| PlayerError::Crashed { detail: format!("engine: {e}") })?;
+        let mut engine = Engine::new(self.spec.engine_config(self.network.clone(), self.egtb.clone())).map_err(|e| PlayerError::Crashed { detail: format!("engine: {e}") })?;
         // A served move's seed is fresh for every request; here it is the game's, mixed with the ply.
         let seed = draughts_arena::mix_seed(self.seed, game.ply() as u64);
         let limits = self.spec.limits(None, seed, game.ply());

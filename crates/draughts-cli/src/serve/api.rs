@@ -363,7 +363,7 @@ impl Service {
         });
         let player = level.summary(network.as_ref().map(|n| n.model_id()));
         let egtb = self.egtb_for(level).cloned();
-        let mut engine = match Engine::new(EngineConfig { tt_mib: level.hash_mib, network, options: level.search_options(), egtb, ..EngineConfig::default() }) {
+        let mut engine = match Engine::new(level.engine_config(network, egtb)) {
             Ok(e) => e,
             Err(e) => return Reply::error(500, format!("engine: {e}")),
         };

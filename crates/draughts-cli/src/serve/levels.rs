@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use draughts_engine::{Limits, Noise, SearchOptions, Variety};
+use draughts_engine::{EngineConfig, Endgames, Limits, Noise, SearchOptions, Variety};
 use serde::{Deserialize, Serialize};
 
 use crate::bad_input;
@@ -172,6 +172,13 @@ impl LevelSpec {
             l.movetime = Some(l.movetime.map_or(own, |t| t.min(own)));
         }
         l
+    }
+
+    /// The engine of one served move at this level (its table and search options) with the
+    /// evaluation and tables the caller chose for it: `draughts serve` and `draughts levels rate`
+    /// build every move's engine with this, so a rated level plays as it is served.
+    pub fn engine_config(&self, network: Option<std::sync::Arc<draughts_nnue::Network>>, egtb: Option<Endgames>) -> EngineConfig {
+        EngineConfig { tt_mib: self.hash_mib, network, options: self.search_options(), egtb, ..EngineConfig::default() }
     }
 
     /// The engine's search options at this level (checked when the file is read).
