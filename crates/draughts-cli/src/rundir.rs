@@ -72,9 +72,16 @@ impl RunDir {
     /// replaces as `config.prev-N.toml` (N = 1, 2, ...), so the run still tells how every cycle
     /// was made.
     pub fn pin_config(&self, effective: &str, allow_change: bool) -> anyhow::Result<()> {
+        self.pin_config_by(effective, allow_change, |_| false)
+    }
+
+    /// [`RunDir::pin_config`] where `same(pinned)` also accepts a pinned config whose text differs
+    /// from `effective` but whose values do not (a key added at its default, comments, order): the
+    /// run goes on under the pinned text.
+    pub fn pin_config_by(&self, effective: &str, allow_change: bool, same: impl Fn(&str) -> bool) -> anyhow::Result<()> {
         let path = self.config();
         match fs::read_to_string(&path) {
-            Ok(existing) if existing == effective => Ok(()),
+            Ok(existing) if existing == effective || same(&existing) => Ok(()),
             Ok(existing) if allow_change => {
                 let kept = (1..)
                     .map(|n| self.root.join(format!("config.prev-{n}.toml")))
@@ -181,6 +188,11 @@ mod tests {
         assert!(run.pin_config("a = 2\n", false).is_err());
         run.pin_config("a = 2\n", true).unwrap();
         run.pin_config("a = 3\n", true).unwrap();
+        // The same values in other words are accepted, and the pinned text stays.
+        let same = |t: &str| t.parse::<toml::Table>().ok() == "a = 3 # three\n".parse::<toml::Table>().ok();
+        run.pin_config_by("a = 3 # three\n", false, same).unwrap();
+        assert_eq!(fs::read_to_string(run.config()).unwrap(), "a = 3\n");
+        assert!(run.pin_config_by("a = 4\n", false, |t: &str| t == "a = 4\n").is_err());
         assert_eq!(fs::read_to_string(run.config()).unwrap(), "a = 3\n");
         assert_eq!(fs::read_to_string(dir.join("config.prev-1.toml")).unwrap(), "a = 1\n");
         assert_eq!(fs::read_to_string(dir.join("config.prev-2.toml")).unwrap(), "a = 2\n");

@@ -103,14 +103,18 @@ impl RunSync {
 
     /// Pins `effective` as the run's config in the store (the first process creates it; the
     /// others must bring the same) and in the cache.
-    pub fn pin_config(&self, run: &RunDir, effective: &str, allow_change: bool) -> anyhow::Result<()> {
+    /// `same(pinned)` accepts a config that differs from `effective` in text only (as
+    /// [`RunDir::pin_config_by`]).
+    pub fn pin_config(&self, run: &RunDir, effective: &str, allow_change: bool, same: impl Fn(&str) -> bool) -> anyhow::Result<()> {
         let there = match self.remote.put_create("config.toml", effective.as_bytes().to_vec()) {
             Ok(()) => None,
             Err(StoreError::AlreadyExists { .. }) => self.remote.get("config.toml").map_err(store_err)?,
             Err(e) => return Err(store_err(e)),
         };
+        let mut pinned = effective.to_owned();
         if let Some(existing) = there {
-            if existing != effective.as_bytes() {
+            let existing = String::from_utf8_lossy(&existing).into_owned();
+            if existing != effective && !same(&existing) {
                 return Err(bad_input(format!(
                     "{} holds a different config than the one given: every process of a run must bring the same config \
                      and --set values{}",
@@ -118,9 +122,10 @@ impl RunSync {
                     if allow_change { " (--allow-config-change is for local runs only)" } else { "" }
                 )));
             }
+            pinned = existing;
         }
         // The store's config is the run's: the cache follows it.
-        crate::rundir::write_atomic(&run.config(), effective.as_bytes())
+        crate::rundir::write_atomic(&run.config(), pinned.as_bytes())
     }
 
     fn rel(&self, path: &Path) -> anyhow::Result<String> {

@@ -65,20 +65,27 @@ impl RunArgs {
             let cache = self.cache.clone().unwrap_or_else(|| crate::remote::default_cache(&location));
             let sync = crate::remote::RunSync::open(&location, &cache)?;
             let dir = crate::rundir::RunDir::create(&cache)?;
-            sync.pin_config(&dir, &effective, self.allow_config_change)?;
+            sync.pin_config(&dir, &effective, self.allow_config_change, |pinned| same_values(pinned, &effective))?;
             return Ok((cfg, crate::remote::Run { dir, sync: Some(sync) }));
         }
         if self.cache.is_some() {
             return Err(bad_input("--cache is for a run in an object store (--run s3://BUCKET/PREFIX)"));
         }
         let dir = crate::rundir::RunDir::create(&self.run)?;
-        dir.pin_config(&effective, self.allow_config_change)?;
+        dir.pin_config_by(&effective, self.allow_config_change, |pinned| same_values(pinned, &effective))?;
         Ok((cfg, crate::remote::Run { dir, sync: None }))
     }
 }
 
+/// Whether two config texts give the same values (defaults filled in): a run pinned from an
+/// older copy of a shipped config resumes under a newer copy that only spells out new keys at
+/// their defaults, or differs in comments and order.
+fn same_values(a: &str, b: &str) -> bool {
+    matches!((toml::from_str::<Config>(a), toml::from_str::<Config>(b)), (Ok(a), Ok(b)) if a == b)
+}
+
 /// The whole config.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Name of the model line (checkpoint ids are `NAME-sSTEP`).
@@ -115,7 +122,7 @@ fn default_ladder() -> Vec<String> {
 }
 
 /// Evaluation of each new checkpoint in `draughts loop`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvalConfig {
     /// Games against each opponent (even: openings are played twice, colours swapped).
@@ -169,7 +176,7 @@ impl EvalConfig {
 
 /// When `draughts loop` stops: the first budget reached ends the run (a budget left out does not
 /// limit). Every cycle is self-play, training, evaluation.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoopConfig {
     /// Self-play games per cycle.
@@ -231,6 +238,15 @@ mod tests {
             }
         }
         assert!(n >= 5, "quickstart, quickstart-resnet, sparse, cpu and gpu configs");
+    }
+
+    #[test]
+    fn configs_that_differ_in_text_only_have_the_same_values() {
+        let old = "seed = 3\n[mcts]\nsimulations = 64\n";
+        assert!(same_values(old, "# a comment\nseed = 3\ninit = \"\"\n[mcts]\ncapture_resolution = 0\nsimulations = 64\n"));
+        assert!(!same_values(old, "seed = 3\n[mcts]\nsimulations = 64\ncapture_resolution = 8\n"));
+        assert!(!same_values(old, "seed = 4\n[mcts]\nsimulations = 64\n"));
+        assert!(!same_values(old, "seed = 3\n[mcts]\nsimulashuns = 64\n"), "a text that does not parse is not the same");
     }
 
     #[test]
