@@ -97,7 +97,7 @@ fn every_level_answers_a_legal_move_with_the_new_state() {
     assert_eq!(status, 200);
     let info: Value = serde_json::from_slice(&info).unwrap();
     let levels: Vec<&str> = info["levels"].as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap()).collect();
-    assert_eq!(levels, ["beginner", "easy", "casual", "medium", "strong", "expert", "hard"]);
+    assert_eq!(levels, ["beginner", "novice", "easy", "casual", "medium", "strong", "expert", "hard"]);
     for level in levels {
         let (status, v) = post(&s.addr, "/api/move", &json!({"fen": "W:W31-50:B1-20", "level": level, "movetime_ms": 100, "analysis": true}));
         assert_eq!(status, 200, "{v}");

@@ -347,7 +347,7 @@ mod tests {
     fn shipped_levels_parse_and_get_stronger() {
         let levels = load(None).unwrap();
         let names: Vec<_> = levels.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["beginner", "easy", "casual", "medium", "strong", "expert", "hard"]);
+        assert_eq!(names, ["beginner", "novice", "easy", "casual", "medium", "strong", "expert", "hard"]);
         let level = |name: &str| levels.iter().find(|l| l.name == name).unwrap();
         assert!(level("easy").noise_cp.is_some() && level("hard").network && !level("strong").network);
         let l = level("medium").limits(Some(Duration::from_millis(50)), 0, 0);
@@ -434,6 +434,21 @@ mod tests {
         assert!(e.contains("level 1 `x`: threads is 1 to 256"), "{e}");
         let e = parse("[[level]]\nname = \"x\"\ndepth = 3\nnoise_plies = 8\n", "t.toml").unwrap_err().to_string();
         assert!(e.contains("level 1 `x`: noise_plies needs noise_cp"), "{e}");
+    }
+
+    #[test]
+    fn every_shipped_level_is_rated_as_shipped() {
+        // A change to configs/levels.toml alters the changed levels' fingerprints: rate them again
+        // (`draughts levels rate`, from the repository root) so that the built-in ratings file has
+        // them; the network levels were rated with the shipped model.
+        let network = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/sparse-2h"))
+            .unwrap()
+            .filter_map(|e| e.unwrap().file_name().into_string().ok())
+            .find_map(|n| n.strip_suffix(".safetensors").map(str::to_owned))
+            .unwrap();
+        for l in load(None).unwrap() {
+            assert!(l.rating_for(Some(&network)).is_some(), "level `{}` has no rating in configs/levels.ratings.json", l.name);
+        }
     }
 
     #[test]
