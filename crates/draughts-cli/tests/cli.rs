@@ -590,6 +590,18 @@ fn sparse_network_loop_and_players() {
     let o = draughts(&["selfplay", "--games", "2", "--config", config, "--run", other.to_str().unwrap(), "--set", &init], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("sparse-16-8") && stderr(&o).contains("sparse-128-32-32"), "{}", stderr(&o));
+    // A wider accumulator with the same layers after it starts from the model widened (the same
+    // outputs), its parent the model.
+    let wider = dir.join("wider");
+    let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", wider.to_str().unwrap(), "--set", &init];
+    for s in sets.iter().map(|s| if s.starts_with("net.accumulator") { "net.accumulator=24" } else { *s }) {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("widened from sparse-16-8 to sparse-24-8"), "{}", stderr(&o));
+    let (_, _, meta) = draughts_model::checkpoints_in(&wider.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
+    assert_eq!((meta.step, meta.parent.as_deref(), meta.architecture.accumulator), (0, Some(exported.model_id.as_str()), 24));
 
     // A ResNet cannot be the engine's evaluation: a clear error, exit 2.
     let (rdir, resnet) = fresh_run("sparse-resnet");

@@ -313,6 +313,78 @@ impl Net {
     }
 }
 
+impl Net {
+    /// Whether [`Net::widened`] can turn a net of `from` into one of `to`: both sparse, the same
+    /// hidden layers and heads, and `to` at least as wide an accumulator. `None` when it can, or
+    /// why not.
+    pub fn widening_refused(from: &NetConfig, to: &NetConfig) -> Option<String> {
+        if from.kind != NetKind::Sparse || to.kind != NetKind::Sparse {
+            return Some("only a sparse network can be widened".into());
+        }
+        if from.hidden != to.hidden || from.moves_left_head != to.moves_left_head {
+            return Some("only the accumulator can grow: the hidden layers and heads must be the same".into());
+        }
+        if to.accumulator < from.accumulator {
+            return Some(format!("the accumulator cannot shrink ({} to {})", from.accumulator, to.accumulator));
+        }
+        None
+    }
+
+    /// This sparse net with its accumulator widened to `to.accumulator`, computing the same
+    /// function (Net2WiderNet, Chen et al. 2016): each new first-layer output is a copy of an
+    /// old one (chosen in turn), and every layer that reads the accumulator (the first dense
+    /// layer and the policy head) splits each old output's weights between it and its copies in
+    /// seeded random shares that sum to one. The copies see the same inputs, so the outputs are
+    /// unchanged; the unequal shares give them unequal gradients, so training pulls them apart.
+    /// Gives the variables to a new net on the same device; `self` is unchanged.
+    pub fn widened(&self, to: &NetConfig, seed: u64) -> Result<Net, String> {
+        if let Some(why) = Net::widening_refused(&self.config, to) {
+            return Err(why);
+        }
+        let (a, wide) = (self.config.accumulator, to.accumulator);
+        // The old output each new one copies, and each one's share of its original's weights.
+        let source: Vec<i64> = (0..wide).map(|i| (i % a) as i64).collect();
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+        let mut raw: Vec<f64> = (0..wide).map(|_| rand::Rng::gen_range(&mut rng, 0.5..1.5)).collect();
+        let mut totals = vec![0.0f64; a];
+        for (i, r) in raw.iter().enumerate() {
+            totals[i % a] += r;
+        }
+        for (i, r) in raw.iter_mut().enumerate() {
+            *r /= totals[i % a];
+        }
+        let share: Vec<f32> = raw.iter().map(|&x| x as f32).collect();
+        let fail = |e: tch::TchError| e.to_string();
+        let net = Net::unseeded(to, self.device()).map_err(|e| e.to_string())?;
+        let old = self.vs.variables();
+        let device = self.device();
+        tch::no_grad(|| -> Result<(), String> {
+            let rows = Tensor::f_from_slice(&source).map_err(fail)?.f_to_device(device).map_err(fail)?;
+            // Columns of a layer that reads [us (wide), them (wide)]: the old [us (a), them (a)].
+            let cols: Vec<i64> = source.iter().copied().chain(source.iter().map(|&j| a as i64 + j)).collect();
+            let cols = Tensor::f_from_slice(&cols).map_err(fail)?.f_to_device(device).map_err(fail)?;
+            let shares: Vec<f32> = share.iter().chain(share.iter()).copied().collect();
+            let shares = Tensor::f_from_slice(&shares).map_err(fail)?.f_to_device(device).map_err(fail)?.f_unsqueeze(0).map_err(fail)?;
+            for (name, mut var) in net.vs.variables() {
+                let Some(src) = old.get(&name) else {
+                    return Err(format!("the narrow net has no variable {name}"));
+                };
+                let value = match name.as_str() {
+                    "ft.weight" | "ft.bias" => src.f_index_select(0, &rows).map_err(fail)?,
+                    "l0.weight" | "policy.weight" => src.f_index_select(1, &cols).map_err(fail)?.f_mul(&shares).map_err(fail)?,
+                    _ => src.shallow_clone(),
+                };
+                if value.size() != var.size() {
+                    return Err(format!("{name}: widened to {:?}, the wide net has {:?}", value.size(), var.size()));
+                }
+                var.f_copy_(&value).map_err(fail)?;
+            }
+            Ok(())
+        })?;
+        Ok(net)
+    }
+}
+
 /// Largest first-layer weight or bias of a sparse net in training (see
 /// [`Net::clamp_to_quantisable`]).
 pub const FT_WEIGHT_LIMIT: f64 = 4.0;

@@ -179,3 +179,41 @@ fn training_keeps_sparse_weights_inside_the_quantised_range() {
     let native = Network::load(&checkpoint::sidecar_path(dir.path(), &meta.model_id)).unwrap();
     native.quantisation().unwrap();
 }
+
+#[test]
+fn a_widened_net_computes_the_same_function_and_its_copies_learn_apart() {
+    let games = real_positions();
+    let games = &games[..600];
+    let mut buf = Vec::new();
+    encode_batch(
+        games.iter().map(|g| EncodeInput { position: g.position(), counters: g.counters(), repetitions: g.repetition_count() }),
+        &mut buf,
+    );
+    let xs = Tensor::from_slice(&buf).reshape([games.len() as i64, INPUT_SIZE as i64]);
+    let narrow_arch = common::tiny_sparse_config(true);
+    let narrow = common::perturbed_net(&narrow_arch, 8);
+    let before = tch::no_grad(|| narrow.forward(&xs)).unwrap();
+    for wide in [24, 32, 48] {
+        let arch = draughts_nn::NetConfig { accumulator: wide, ..narrow_arch.clone() };
+        let net = narrow.widened(&arch, 1).unwrap();
+        assert_eq!(net.config().accumulator, wide);
+        let after = tch::no_grad(|| net.forward(&xs)).unwrap();
+        let diff = |a: &Tensor, b: &Tensor| f64::try_from((a - b).abs().max()).unwrap();
+        assert!(diff(&before.wdl, &after.wdl) < 1e-4, "{wide}: wdl {}", diff(&before.wdl, &after.wdl));
+        assert!(diff(&before.policy, &after.policy) < 1e-4, "{wide}: policy {}", diff(&before.policy, &after.policy));
+        let (b, a) = (before.moves_left.as_ref().unwrap(), after.moves_left.as_ref().unwrap());
+        assert!(diff(b, a) < 1e-4, "{wide}: moves left");
+        // A copy starts with its original's first-layer row, but a different share of its
+        // weights in the layers that read it, so their gradients (and rows) part in training.
+        let vars = net.var_store().variables();
+        let (ft, l0) = (&vars["ft.weight"], &vars["l0.weight"]);
+        assert!(f64::try_from((ft.get(0) - ft.get(16)).abs().max()).unwrap() == 0.0);
+        assert!(f64::try_from((l0.select(1, 0) - l0.select(1, 16)).abs().max()).unwrap() > 1e-6);
+    }
+    // Anything but a wider accumulator is refused.
+    let other = draughts_nn::NetConfig { hidden: vec![8], ..narrow_arch.clone() };
+    assert!(narrow.widened(&other, 1).unwrap_err().contains("hidden"));
+    let smaller = draughts_nn::NetConfig { accumulator: 8, ..narrow_arch.clone() };
+    assert!(narrow.widened(&smaller, 1).unwrap_err().contains("shrink"));
+    assert!(narrow.widened(&common::tiny_config(true), 1).is_err());
+}

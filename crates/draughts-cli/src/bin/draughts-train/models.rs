@@ -41,17 +41,35 @@ pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow:
         (Net::new(&cfg.net, device, cfg.seed)?, None)
     } else {
         let (net, meta) = load_model(Path::new(cfg.init.trim()), device).context("init")?;
-        if meta.architecture != cfg.net || meta.rules != cfg.rules {
-            return Err(bad_input(format!(
-                "init = \"{}\": a {} network for the {} rules; the config's [net] is {} for the {} rules",
+        let refused = |why: String| {
+            bad_input(format!(
+                "init = \"{}\": a {} network for the {} rules; the config's [net] is {} for the {} rules{why}",
                 cfg.init,
                 meta.architecture.short_name(),
                 meta.rules,
                 cfg.net.short_name(),
                 cfg.rules
-            )));
+            ))
+        };
+        if meta.rules != cfg.rules {
+            return Err(refused(String::new()));
         }
-        (net, Some(meta.model_id))
+        if meta.architecture == cfg.net {
+            (net, Some(meta.model_id))
+        } else {
+            // A sparse net may start from a narrower one: the same function, more room to learn.
+            if let Some(why) = Net::widening_refused(&meta.architecture, &cfg.net) {
+                return Err(refused(format!(" ({why})")));
+            }
+            let wide = net.widened(&cfg.net, cfg.seed).map_err(|why| refused(format!(" ({why})")))?;
+            eprintln!(
+                "init: {} widened from {} to {} (the same outputs; each new accumulator output starts as a copy)",
+                meta.model_id,
+                meta.architecture.short_name(),
+                cfg.net.short_name()
+            );
+            (wide, Some(meta.model_id))
+        }
     };
     let info = CheckpointInfo { name: cfg.name.clone(), step: 0, rules: cfg.rules.clone(), seed: cfg.seed, parent };
     let meta = checkpoint::save(&net, checkpoints, &info)?;
