@@ -58,9 +58,6 @@ pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow:
             (net, Some(meta.model_id))
         } else {
             // A sparse net may start from a narrower one: the same function, more room to learn.
-            if let Some(why) = Net::widening_refused(&meta.architecture, &cfg.net) {
-                return Err(refused(format!(" ({why})")));
-            }
             let wide = net.widened(&cfg.net, cfg.seed).map_err(|why| refused(format!(" ({why})")))?;
             eprintln!(
                 "init: {} widened from {} to {} (the same outputs; each new accumulator output starts as a copy)",
