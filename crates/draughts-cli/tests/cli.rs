@@ -157,7 +157,7 @@ fn search_options_by_name_in_search_and_hub() {
     let o = draughts(&["hub", "--level", "hard"], Some(input));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    for name in ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early", "time_policy", "drawish"] {
+    for name in ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early", "time_policy", "drawish", "singular"] {
         assert!(out.lines().any(|l| l.starts_with("param ") && l.contains(&format!("name={name} "))), "no param {name}: {out}");
     }
     assert!(out.lines().any(|l| l.starts_with("error") && l.contains("maybe")), "{out}");

@@ -41,6 +41,11 @@ pub struct SearchOptions {
     /// `lmr_early`: late-move reductions from depth 2 (instead of 3), and two plies at non-PV
     /// nodes from the fourth move (instead of the ninth at depth 5).
     pub lmr_early: bool,
+    /// `singular`: at a PV node of depth >= 6 whose table entry (a lower bound or exact, at
+    /// most 3 plies shallower) names a move, the other moves are searched at half the depth
+    /// against `entry score - 2 x depth`; when none reaches it, the entry's move is singular and
+    /// is searched one ply deeper (Scan 3.1, Stockfish).
+    pub singular: bool,
     /// `quantised`: a learned evaluation runs its quantised network (16-bit accumulator, 8-bit
     /// dense layers; `draughts_nnue::Precision::Int8`) instead of the float one. No effect on
     /// the hand-made evaluation, nor on a network that cannot be quantised.
@@ -88,6 +93,7 @@ impl SearchOptions {
         lmr_early: false,
         time_policy: false,
         drawish: false,
+        singular: false,
         quantised: false,
         threads: 1,
     };
@@ -95,13 +101,13 @@ impl SearchOptions {
     /// The engine's defaults: the techniques that gained in matches (ARCHITECTURE.md, "Search
     /// options").
     pub const DEFAULT: SearchOptions =
-        SearchOptions { probcut: true, single_reply: false, quantised: true, ..SearchOptions::BASELINE };
+        SearchOptions { probcut: true, single_reply: false, singular: true, quantised: true, ..SearchOptions::BASELINE };
 
     /// The most threads a search takes.
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -111,6 +117,7 @@ impl SearchOptions {
         "lmr_early",
         "time_policy",
         "drawish",
+        "singular",
         "quantised",
         "threads",
     ];
@@ -137,6 +144,7 @@ impl SearchOptions {
             "lmr_early" => self.lmr_early = switch()?,
             "time_policy" => self.time_policy = switch()?,
             "drawish" => self.drawish = switch()?,
+            "singular" => self.singular = switch()?,
             "quantised" => self.quantised = switch()?,
             "probcut_margin" => {
                 self.probcut_margin = value
@@ -169,6 +177,7 @@ impl SearchOptions {
             "lmr_early" => s(self.lmr_early),
             "time_policy" => s(self.time_policy),
             "drawish" => s(self.drawish),
+            "singular" => s(self.singular),
             "quantised" => s(self.quantised),
             "probcut_margin" => self.probcut_margin.to_string(),
             "threads" => self.threads.to_string(),

@@ -217,6 +217,10 @@ const PROBCUT_SCORE_LIMIT: i32 = 5_000;
 /// The depth of the nodes below a quiescence extension (`qs_threat`, `qs_promotions`): far below
 /// any depth a capture sequence reaches from 0, so that each line gets at most one extension.
 const QS_LAST: i32 = -1000;
+/// [`Searcher::excluded`] when no move is left out.
+const NO_EXCLUSION: u8 = u8::MAX;
+/// The least depth of a singular-extension test (`singular`).
+const SINGULAR_DEPTH: i32 = 6;
 
 /// Draw-rule counters of a node, kept as [`Game`] keeps them.
 #[derive(Copy, Clone, Debug)]
@@ -471,6 +475,7 @@ fn run<E: Evaluation>(
             iter_best: None,
             opts,
             in_probcut: false,
+            excluded: [NO_EXCLUSION; MAX_PLY + 2],
             egtb,
             egtb_root: None,
             tb_hits: 0,
@@ -653,6 +658,9 @@ struct Searcher<'a, E> {
     opts: SearchOptions,
     /// Inside ProbCut's reduced search (no ProbCut there).
     in_probcut: bool,
+    /// Per ply, the index of the move a singular-extension search leaves out ([`NO_EXCLUSION`]:
+    /// none).
+    excluded: [u8; MAX_PLY + 2],
     /// Endgame databases, if any.
     egtb: Option<&'a Endgames>,
     /// When the root is in the databases: its pieces and men (only less material is probed).
@@ -922,11 +930,16 @@ impl<E: Evaluation> Searcher<'_, E> {
         }
 
         let sensitive = left <= depth.max(0) + 4;
+        // Inside a singular-extension test, the move this node leaves out: the table neither
+        // answers nor keeps a result that lacks it.
+        let excluded = self.excluded[ply];
         let mut tt_move = None;
+        let mut tt_hit = None;
         if depth >= 1 {
             if let Some(hit) = self.tt.probe(hash) {
                 tt_move = hit.mv;
-                if !pv_node && !sensitive && hit.depth >= depth {
+                tt_hit = Some(hit);
+                if !pv_node && !sensitive && excluded == NO_EXCLUSION && hit.depth >= depth {
                     let v = score_from_tt(hit.score, ply);
                     match hit.bound {
                         Bound::Exact => return v,
@@ -948,7 +961,8 @@ impl<E: Evaluation> Searcher<'_, E> {
         // ProbCut: a shallow search that clears beta by a margin growing with depth cuts the
         // node (no ProbCut inside it). Not with a capture to make: the node is then inside a
         // forced line, where a combination's sacrifices look lost to a shallow search.
-        if self.opts.probcut && !capture && !pv_node && !self.in_probcut && depth >= 3 && !sensitive && beta.abs() < PROBCUT_SCORE_LIMIT {
+        let probcut = self.opts.probcut && !capture && !pv_node && !self.in_probcut && excluded == NO_EXCLUSION;
+        if probcut && depth >= 3 && !sensitive && beta.abs() < PROBCUT_SCORE_LIMIT {
             let rbeta = beta + self.opts.probcut_margin * depth;
             self.in_probcut = true;
             let v = self.search(pos, hash, c, (depth * 2 / 5).max(1), rbeta - 1, rbeta, ply, false);
@@ -960,6 +974,30 @@ impl<E: Evaluation> Searcher<'_, E> {
                 return v;
             }
             self.t.pv[ply].clear();
+        }
+
+        // Singular extension: at a PV node, the table's move is searched one ply deeper when
+        // the other moves, at half the depth, all fail low against its score less a margin.
+        let mut singular = NO_EXCLUSION;
+        if self.opts.singular && pv_node && depth >= SINGULAR_DEPTH && moves.len() > 1 && ply < MAX_PLY / 2 && !sensitive {
+            if let (Some(hit), Some(m)) = (tt_hit, tt_move) {
+                let v = score_from_tt(hit.score, ply);
+                let i = m.index as usize;
+                let valid = i < moves.len() && moves[i].from().bit() == m.from && moves[i].to().bit() == m.to;
+                if valid && hit.depth >= depth - 3 && matches!(hit.bound, Bound::Lower | Bound::Exact) && v.abs() < PLY_SCORE_BOUND {
+                    let sbeta = v - 2 * depth;
+                    self.excluded[ply] = m.index;
+                    let s = self.search(pos, hash, c, (depth - 1) / 2, sbeta - 1, sbeta, ply, false);
+                    self.excluded[ply] = NO_EXCLUSION;
+                    if self.aborted {
+                        return 0;
+                    }
+                    self.t.pv[ply].clear();
+                    if s < sbeta {
+                        singular = m.index;
+                    }
+                }
+            }
         }
 
         // The children's depth: below a threat extension, quiescence without extensions; one
@@ -1016,6 +1054,11 @@ impl<E: Evaluation> Searcher<'_, E> {
                 sort_descending(&mut order[1..]);
             }
             let (k, i) = decode(order[tried]);
+            if i == excluded as usize {
+                continue;
+            }
+            // The singular move: one ply deeper.
+            let nd = nd + (i == singular as usize) as i32;
             let mv = moves[i];
             let child = pos.play(&mv);
             self.ev.make(ply, pos, &mv);
@@ -1061,6 +1104,10 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
         }
 
+        if excluded != NO_EXCLUSION {
+            // A singular-extension test: its result lacks a move, so the table does not keep it.
+            return best.max(alpha);
+        }
         if depth >= 1 {
             let bound = if sensitive {
                 Bound::None

@@ -268,3 +268,23 @@ fn levels() {
     assert!(medium.depth >= 1 && medium.depth <= 6);
     check_result(&game, &medium);
 }
+
+#[test]
+fn singular_extension_changes_the_search_and_stays_reproducible() {
+    // At depth 9 the PV nodes of depth >= 6 test their table move: with `singular` on, some
+    // position must search a different tree (an extension or the tests' own nodes), and each
+    // search must still give the same result twice.
+    let search = |singular: bool, fen: &str| {
+        let options = draughts_engine::SearchOptions { singular, ..draughts_engine::SearchOptions::default() };
+        let mut engine = Engine::new(EngineConfig { tt_mib: 2, options, ..EngineConfig::default() }).unwrap();
+        run(&mut engine, fen, &Limits::depth(9))
+    };
+    let mut differ = 0;
+    for fen in &BENCH_POSITIONS[..4] {
+        let (on, off) = (search(true, fen), search(false, fen));
+        assert!(same(&on, &search(true, fen)), "{fen}: not reproducible");
+        assert!(on.best.is_some() && on.depth == 9, "{fen}: {on:?}");
+        differ += (on.nodes != off.nodes) as usize;
+    }
+    assert!(differ > 0, "singular=on searched the same trees as off");
+}

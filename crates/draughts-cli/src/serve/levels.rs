@@ -206,7 +206,7 @@ impl LevelSpec {
             self.hash_mib,
             self.network,
             self.egtb,
-            self.search_options(),
+            options_fingerprint_text(&self.search_options()),
             self.search_options().threads,
         );
         format!("{:016x}", draughts_model::fnv1a64(text.as_bytes()))
@@ -339,6 +339,35 @@ pub fn attach(levels: &mut [LevelSpec], ratings: &RatingsFile) {
     }
 }
 
+
+/// Search options added after the first ratings were measured. A level's fingerprint names one
+/// of them only when it differs from [`SearchOptions::BASELINE`], so that adding an option that
+/// is off changes no fingerprint (and no rating has to be measured again for it), while turning
+/// one on does.
+const OPTIONS_ADDED_LATER: [&str; 1] = ["singular"];
+
+/// The options as a level's fingerprint writes them: the derived `Debug` text of the options
+/// that existed when ratings began, then `;name=value` for each later option that is not at its
+/// baseline value.
+fn options_fingerprint_text(o: &SearchOptions) -> String {
+    let base = SearchOptions::BASELINE;
+    let mut first = *o;
+    let mut later = String::new();
+    for name in OPTIONS_ADDED_LATER {
+        let (value, baseline) = (o.get(name).unwrap_or_default(), base.get(name).unwrap_or_default());
+        if value != baseline {
+            later.push_str(&format!(";{name}={value}"));
+        }
+        first.set(name, &baseline).expect("an option's own value is valid");
+    }
+    // The derived `Debug` text writes a later switch at its baseline as `, name: false`.
+    let mut text = format!("{first:?}");
+    for name in OPTIONS_ADDED_LATER {
+        text = text.replace(&format!(", {name}: {}", base.get(name).as_deref() == Some("on")), "");
+    }
+    text + &later
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,6 +394,12 @@ mod tests {
         assert!(level("easy").limits(None, 3, 500).noise.is_some(), "easy is random at every ply");
     }
 
+    fn parsed(options: &str) -> SearchOptions {
+        let mut o = SearchOptions::default();
+        o.parse_list(options).unwrap();
+        o
+    }
+
     #[test]
     fn a_rating_holds_for_the_level_it_measured() {
         let text = "[[level]]\nname = \"a\"\ndescription = \"x\"\ndepth = 3\n\n[[level]]\nname = \"b\"\nnodes = 500\nnetwork = true\n";
@@ -378,6 +413,23 @@ mod tests {
         other.depth = Some(3);
         other.options = "probcut=off".into();
         assert_ne!(other.fingerprint(), levels[0].fingerprint());
+        // An option added later changes the fingerprint only away from its baseline value
+        // (written the same way as before the option existed).
+        let flip = |v: &str| if v == "on" { "off" } else { "on" };
+        for name in OPTIONS_ADDED_LATER {
+            let default = SearchOptions::default().get(name).unwrap();
+            other.options = format!("{name}={default}");
+            assert_eq!(other.fingerprint(), levels[0].fingerprint(), "{name}");
+            other.options = format!("{name}={}", flip(&default));
+            assert_ne!(other.fingerprint(), levels[0].fingerprint(), "{name}");
+            let baseline = SearchOptions::BASELINE.get(name).unwrap();
+            for (value, named) in [(baseline.as_str(), false), (flip(&baseline), true)] {
+                let text = options_fingerprint_text(&parsed(&format!("{name}={value}")));
+                assert_eq!(text.contains(name), named, "{text}");
+                assert!(text.starts_with("SearchOptions {"), "{text}");
+            }
+        }
+        other.options = String::new();
         let rated = |name: &str, fp: String, network: Option<&str>| RatedPlayer {
             name: name.into(),
             kind: "level".into(),
