@@ -339,7 +339,6 @@ pub fn attach(levels: &mut [LevelSpec], ratings: &RatingsFile) {
     }
 }
 
-
 /// Search options added after the first ratings were measured. A level's fingerprint names one
 /// of them only when it differs from [`SearchOptions::BASELINE`], so that adding an option that
 /// is off changes no fingerprint (and no rating has to be measured again for it), while turning
