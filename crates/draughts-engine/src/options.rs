@@ -46,6 +46,17 @@ pub struct SearchOptions {
     /// against `entry score - 2 x depth`; when none reaches it, the entry's move is singular and
     /// is searched one ply deeper (Scan 3.1, Stockfish).
     pub singular: bool,
+    /// `singular_all`: with `singular`, non-PV nodes test their table move too (from depth
+    /// [`SearchOptions::SINGULAR_ALL_DEPTH`]), and a test whose other moves still reach beta cuts
+    /// the node (Stockfish's multi-cut).
+    pub singular_all: bool,
+    /// `rfp`: reverse futility pruning. At a non-PV node of depth 1 to [`SearchOptions::RFP_DEPTH`]
+    /// with no capture to make and none threatened, whose static score clears beta by
+    /// `rfp_margin x depth`, the static score is returned without a search (the static
+    /// null-move pruning of chess engines).
+    pub rfp: bool,
+    /// `rfp_margin`: centi-men per ply of depth that `rfp` asks the static score to clear beta by.
+    pub rfp_margin: i32,
     /// `quantised`: a learned evaluation runs its quantised network (16-bit accumulator, 8-bit
     /// dense layers; `draughts_nnue::Precision::Int8`) instead of the float one. No effect on
     /// the hand-made evaluation, nor on a network that cannot be quantised.
@@ -94,6 +105,9 @@ impl SearchOptions {
         time_policy: false,
         drawish: false,
         singular: false,
+        singular_all: false,
+        rfp: false,
+        rfp_margin: 50,
         quantised: false,
         threads: 1,
     };
@@ -103,11 +117,17 @@ impl SearchOptions {
     pub const DEFAULT: SearchOptions =
         SearchOptions { probcut: true, single_reply: false, singular: true, quantised: true, ..SearchOptions::BASELINE };
 
+    /// The least depth of a non-PV node's singular test (`singular_all`).
+    pub const SINGULAR_ALL_DEPTH: i32 = 8;
+
+    /// The deepest node `rfp` prunes.
+    pub const RFP_DEPTH: i32 = 3;
+
     /// The most threads a search takes.
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 15] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -118,12 +138,15 @@ impl SearchOptions {
         "time_policy",
         "drawish",
         "singular",
+        "singular_all",
+        "rfp",
+        "rfp_margin",
         "quantised",
         "threads",
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin` and `threads`.
+    /// number for `probcut_margin`, `rfp_margin` and `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -145,7 +168,16 @@ impl SearchOptions {
             "time_policy" => self.time_policy = switch()?,
             "drawish" => self.drawish = switch()?,
             "singular" => self.singular = switch()?,
+            "singular_all" => self.singular_all = switch()?,
+            "rfp" => self.rfp = switch()?,
             "quantised" => self.quantised = switch()?,
+            "rfp_margin" => {
+                self.rfp_margin = value
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|m| (0..=1000).contains(m))
+                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })?
+            }
             "probcut_margin" => {
                 self.probcut_margin = value
                     .parse::<i32>()
@@ -178,6 +210,9 @@ impl SearchOptions {
             "time_policy" => s(self.time_policy),
             "drawish" => s(self.drawish),
             "singular" => s(self.singular),
+            "singular_all" => s(self.singular_all),
+            "rfp" => s(self.rfp),
+            "rfp_margin" => self.rfp_margin.to_string(),
             "quantised" => s(self.quantised),
             "probcut_margin" => self.probcut_margin.to_string(),
             "threads" => self.threads.to_string(),

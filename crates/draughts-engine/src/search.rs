@@ -958,6 +958,23 @@ impl<E: Evaluation> Searcher<'_, E> {
         }
         // When one capture exists, every legal move is a capture.
         let capture = moves[0].is_capture();
+        // Reverse futility pruning: near the horizon, a quiet node whose static score clears
+        // beta by a margin growing with depth is worth its static score. Not when the opponent
+        // threatens a capture (the static score then misses the shot).
+        if self.opts.rfp
+            && !pv_node
+            && !capture
+            && depth <= SearchOptions::RFP_DEPTH
+            && !sensitive
+            && excluded == NO_EXCLUSION
+            && beta.abs() < PROBCUT_SCORE_LIMIT
+            && !pos.with_side_to_move(!pos.side_to_move()).has_capture()
+        {
+            let v = self.ev.evaluate(ply, pos).0;
+            if v - self.opts.rfp_margin * depth >= beta {
+                return v;
+            }
+        }
         // ProbCut: a shallow search that clears beta by a margin growing with depth cuts the
         // node (no ProbCut inside it). Not with a capture to make: the node is then inside a
         // forced line, where a combination's sacrifices look lost to a shallow search.
@@ -976,10 +993,19 @@ impl<E: Evaluation> Searcher<'_, E> {
             self.t.pv[ply].clear();
         }
 
-        // Singular extension: at a PV node, the table's move is searched one ply deeper when
-        // the other moves, at half the depth, all fail low against its score less a margin.
+        // Singular extension: at a PV node (with `singular_all`, at any node deep enough), the
+        // table's move is searched one ply deeper when the other moves, at half the depth, all
+        // fail low against its score less a margin. At a non-PV node, other moves that reach
+        // beta even without it cut the node (multi-cut).
         let mut singular = NO_EXCLUSION;
-        if self.opts.singular && pv_node && depth >= SINGULAR_DEPTH && moves.len() > 1 && ply < MAX_PLY / 2 && !sensitive {
+        let singular_depth = if pv_node {
+            SINGULAR_DEPTH
+        } else if self.opts.singular_all && !self.in_probcut {
+            SearchOptions::SINGULAR_ALL_DEPTH
+        } else {
+            i32::MAX
+        };
+        if self.opts.singular && depth >= singular_depth && moves.len() > 1 && ply < MAX_PLY / 2 && !sensitive && excluded == NO_EXCLUSION {
             if let (Some(hit), Some(m)) = (tt_hit, tt_move) {
                 let v = score_from_tt(hit.score, ply);
                 let i = m.index as usize;
@@ -995,6 +1021,8 @@ impl<E: Evaluation> Searcher<'_, E> {
                     self.t.pv[ply].clear();
                     if s < sbeta {
                         singular = m.index;
+                    } else if !pv_node && sbeta >= beta {
+                        return sbeta;
                     }
                 }
             }

@@ -270,21 +270,25 @@ fn levels() {
 }
 
 #[test]
-fn singular_extension_changes_the_search_and_stays_reproducible() {
-    // At depth 9 the PV nodes of depth >= 6 test their table move: with `singular` on, some
-    // position must search a different tree (an extension or the tests' own nodes), and each
-    // search must still give the same result twice.
-    let search = |singular: bool, fen: &str| {
-        let options = draughts_engine::SearchOptions { singular, ..draughts_engine::SearchOptions::default() };
-        let mut engine = Engine::new(EngineConfig { tt_mib: 2, options, ..EngineConfig::default() }).unwrap();
-        run(&mut engine, fen, &Limits::depth(9))
-    };
-    let mut differ = 0;
-    for fen in &BENCH_POSITIONS[..4] {
-        let (on, off) = (search(true, fen), search(false, fen));
-        assert!(same(&on, &search(true, fen)), "{fen}: not reproducible");
-        assert!(on.best.is_some() && on.depth == 9, "{fen}: {on:?}");
-        differ += (on.nodes != off.nodes) as usize;
+fn singular_extension_and_pruning_change_the_search_and_stay_reproducible() {
+    // At depth 9 the PV nodes of depth >= 6 test their table move (`singular`), non-PV nodes of
+    // depth >= 8 too (`singular_all`), and `rfp` prunes quiet nodes of depth 1 to 3: with each
+    // switched on, some position must search a different tree, and each search must still give
+    // the same result twice.
+    for (on_text, off_text) in [("singular=on", "singular=off"), ("singular_all=on", "singular_all=off"), ("rfp=on", "rfp=off")] {
+        let search = |options: &str, fen: &str| {
+            let mut o = draughts_engine::SearchOptions::default();
+            o.parse_list(options).unwrap();
+            let mut engine = Engine::new(EngineConfig { tt_mib: 2, options: o, ..EngineConfig::default() }).unwrap();
+            run(&mut engine, fen, &Limits::depth(9))
+        };
+        let mut differ = 0;
+        for fen in &BENCH_POSITIONS[..4] {
+            let (on, off) = (search(on_text, fen), search(off_text, fen));
+            assert!(same(&on, &search(on_text, fen)), "{on_text}: {fen}: not reproducible");
+            assert!(on.best.is_some() && on.depth == 9, "{on_text}: {fen}: {on:?}");
+            differ += (on.nodes != off.nodes) as usize;
+        }
+        assert!(differ > 0, "{on_text} searched the same trees as {off_text}");
     }
-    assert!(differ > 0, "singular=on searched the same trees as off");
 }

@@ -343,7 +343,7 @@ pub fn attach(levels: &mut [LevelSpec], ratings: &RatingsFile) {
 /// of them only when it differs from [`SearchOptions::BASELINE`], so that adding an option that
 /// is off changes no fingerprint (and no rating has to be measured again for it), while turning
 /// one on does.
-const OPTIONS_ADDED_LATER: [&str; 1] = ["singular"];
+const OPTIONS_ADDED_LATER: [&str; 4] = ["singular", "singular_all", "rfp", "rfp_margin"];
 
 /// The options as a level's fingerprint writes them: the derived `Debug` text of the options
 /// that existed when ratings began, then `;name=value` for each later option that is not at its
@@ -359,10 +359,17 @@ fn options_fingerprint_text(o: &SearchOptions) -> String {
         }
         first.set(name, &baseline).expect("an option's own value is valid");
     }
-    // The derived `Debug` text writes a later switch at its baseline as `, name: false`.
+    // The derived `Debug` text writes a later option at its baseline as `, name: false` (a
+    // switch) or `, name: 50` (a number).
     let mut text = format!("{first:?}");
     for name in OPTIONS_ADDED_LATER {
-        text = text.replace(&format!(", {name}: {}", base.get(name).as_deref() == Some("on")), "");
+        let baseline = base.get(name).unwrap_or_default();
+        let debug = match baseline.as_str() {
+            "on" => "true",
+            "off" => "false",
+            number => number,
+        };
+        text = text.replace(&format!(", {name}: {debug}"), "");
     }
     text + &later
 }
@@ -414,7 +421,12 @@ mod tests {
         assert_ne!(other.fingerprint(), levels[0].fingerprint());
         // An option added later changes the fingerprint only away from its baseline value
         // (written the same way as before the option existed).
-        let flip = |v: &str| if v == "on" { "off" } else { "on" };
+        // Another value: the other side of a switch, the next number.
+        let flip = |v: &str| match v {
+            "on" => "off".to_owned(),
+            "off" => "on".to_owned(),
+            n => (n.parse::<i32>().expect("a number option") + 1).to_string(),
+        };
         for name in OPTIONS_ADDED_LATER {
             let default = SearchOptions::default().get(name).unwrap();
             other.options = format!("{name}={default}");
@@ -422,7 +434,7 @@ mod tests {
             other.options = format!("{name}={}", flip(&default));
             assert_ne!(other.fingerprint(), levels[0].fingerprint(), "{name}");
             let baseline = SearchOptions::BASELINE.get(name).unwrap();
-            for (value, named) in [(baseline.as_str(), false), (flip(&baseline), true)] {
+            for (value, named) in [(baseline.clone(), false), (flip(&baseline), true)] {
                 let text = options_fingerprint_text(&parsed(&format!("{name}={value}")));
                 assert_eq!(text.contains(name), named, "{text}");
                 assert!(text.starts_with("SearchOptions {"), "{text}");
