@@ -158,6 +158,13 @@ impl SearchOptions {
             "off" | "false" | "0" | "no" => Ok(false),
             _ => Err(OptionError::BadValue { name: known, value: value.to_owned(), expected: "on or off" }),
         };
+        let centi_men = || {
+            value
+                .parse::<i32>()
+                .ok()
+                .filter(|m| (0..=1000).contains(m))
+                .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })
+        };
         match known {
             "full_time" => self.full_time = switch()?,
             "qs_threat" => self.qs_threat = switch()?,
@@ -171,20 +178,8 @@ impl SearchOptions {
             "singular_all" => self.singular_all = switch()?,
             "rfp" => self.rfp = switch()?,
             "quantised" => self.quantised = switch()?,
-            "rfp_margin" => {
-                self.rfp_margin = value
-                    .parse::<i32>()
-                    .ok()
-                    .filter(|m| (0..=1000).contains(m))
-                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })?
-            }
-            "probcut_margin" => {
-                self.probcut_margin = value
-                    .parse::<i32>()
-                    .ok()
-                    .filter(|m| (0..=1000).contains(m))
-                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })?
-            }
+            "rfp_margin" => self.rfp_margin = centi_men()?,
+            "probcut_margin" => self.probcut_margin = centi_men()?,
             "threads" => {
                 self.threads = value
                     .parse::<u16>()
