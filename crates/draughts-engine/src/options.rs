@@ -21,6 +21,10 @@ pub struct SearchOptions {
     /// `qs_promotions`: at a quiet horizon node, after the static evaluation (stand-pat), also
     /// search the moves that promote a man.
     pub qs_promotions: bool,
+    /// `qs_exchanges`: at a quiet horizon node with no king on the board, after the stand-pat,
+    /// also search the moves that give the opponent a capture (exchanges and sacrifices), as
+    /// Scan's quiescence does.
+    pub qs_exchanges: bool,
     /// `single_reply`: a node with one legal move (often a forced capture) is searched one ply
     /// deeper.
     pub single_reply: bool,
@@ -57,6 +61,13 @@ pub struct SearchOptions {
     pub rfp: bool,
     /// `rfp_margin`: centi-men per ply of depth that `rfp` asks the static score to clear beta by.
     pub rfp_margin: i32,
+    /// `lazy_eval`: at a quiet horizon node whose material alone (a man 100, a king 300) is
+    /// beyond the window by `lazy_margin`, the bound is returned without the static evaluation
+    /// (the node still loses when it has no move). Not where `drawish` would shrink the score,
+    /// nor below alpha when `qs_promotions` or `qs_exchanges` would search quiet moves.
+    pub lazy_eval: bool,
+    /// `lazy_margin`: centi-men by which `lazy_eval` asks the material to clear the window.
+    pub lazy_margin: i32,
     /// `quantised`: a learned evaluation runs its quantised network (16-bit accumulator, 8-bit
     /// dense layers; `draughts_nnue::Precision::Int8`) instead of the float one. No effect on
     /// the hand-made evaluation, nor on a network that cannot be quantised.
@@ -98,6 +109,7 @@ impl SearchOptions {
         full_time: false,
         qs_threat: false,
         qs_promotions: false,
+        qs_exchanges: false,
         single_reply: false,
         probcut: false,
         probcut_margin: 10,
@@ -108,6 +120,8 @@ impl SearchOptions {
         singular_all: false,
         rfp: false,
         rfp_margin: 50,
+        lazy_eval: false,
+        lazy_margin: 200,
         quantised: false,
         threads: 1,
     };
@@ -127,10 +141,11 @@ impl SearchOptions {
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 15] = [
+    pub const NAMES: [&'static str; 18] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
+        "qs_exchanges",
         "single_reply",
         "probcut",
         "probcut_margin",
@@ -141,12 +156,14 @@ impl SearchOptions {
         "singular_all",
         "rfp",
         "rfp_margin",
+        "lazy_eval",
+        "lazy_margin",
         "quantised",
         "threads",
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin`, `rfp_margin` and `threads`.
+    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin` and `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -169,6 +186,7 @@ impl SearchOptions {
             "full_time" => self.full_time = switch()?,
             "qs_threat" => self.qs_threat = switch()?,
             "qs_promotions" => self.qs_promotions = switch()?,
+            "qs_exchanges" => self.qs_exchanges = switch()?,
             "single_reply" => self.single_reply = switch()?,
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
@@ -179,6 +197,8 @@ impl SearchOptions {
             "rfp" => self.rfp = switch()?,
             "quantised" => self.quantised = switch()?,
             "rfp_margin" => self.rfp_margin = centi_men()?,
+            "lazy_eval" => self.lazy_eval = switch()?,
+            "lazy_margin" => self.lazy_margin = centi_men()?,
             "probcut_margin" => self.probcut_margin = centi_men()?,
             "threads" => {
                 self.threads = value
@@ -199,6 +219,7 @@ impl SearchOptions {
             "full_time" => s(self.full_time),
             "qs_threat" => s(self.qs_threat),
             "qs_promotions" => s(self.qs_promotions),
+            "qs_exchanges" => s(self.qs_exchanges),
             "single_reply" => s(self.single_reply),
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
@@ -208,6 +229,8 @@ impl SearchOptions {
             "singular_all" => s(self.singular_all),
             "rfp" => s(self.rfp),
             "rfp_margin" => self.rfp_margin.to_string(),
+            "lazy_eval" => s(self.lazy_eval),
+            "lazy_margin" => self.lazy_margin.to_string(),
             "quantised" => s(self.quantised),
             "probcut_margin" => self.probcut_margin.to_string(),
             "threads" => self.threads.to_string(),

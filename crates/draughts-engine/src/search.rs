@@ -38,7 +38,7 @@ use smallvec::SmallVec;
 
 use crate::endgames::{Endgames, RULE_MARGIN, TB_WIN};
 use crate::eval::{Evaluator, Weights};
-use crate::evaluation::{Evaluation, HandMade, Learned};
+use crate::evaluation::{one_step_moves, Evaluation, HandMade, Learned};
 use crate::limits::{Limits, Stability, TimePlan};
 use crate::options::SearchOptions;
 use crate::tt::{Bound, TranspositionTable, TtError, TtMove};
@@ -907,7 +907,8 @@ impl<E: Evaluation> Searcher<'_, E> {
         // Beyond the horizon only captures are searched. (Above it, move generation finds out
         // whether there is a capture, so it is not asked twice.) A quiet horizon node may get one
         // extension per line: a one-ply search when the opponent threatens a capture
-        // (`qs_threat`), or its promotions after the stand-pat (`qs_promotions`).
+        // (`qs_threat`), or its promotions (`qs_promotions`) and exchange offers (`qs_exchanges`)
+        // after the stand-pat.
         let mut threat = false;
         if depth <= 0 || ply >= MAX_PLY - 1 {
             let capture = pos.has_capture();
@@ -915,14 +916,22 @@ impl<E: Evaluation> Searcher<'_, E> {
                 let extend = !capture && depth > QS_LAST && ply < MAX_PLY - 2;
                 threat = extend && self.opts.qs_threat && pos.with_side_to_move(!pos.side_to_move()).has_capture();
                 if !threat {
+                    if self.opts.lazy_eval && !capture {
+                        if let Some(v) = lazy_bound(&self.opts, pos, alpha, beta, extend, ply) {
+                            return v;
+                        }
+                    }
                     let (v, mobility) = self.ev.evaluate(ply, pos);
                     // No capture and no one-step move: no legal move at all.
                     if mobility == 0 && !capture {
                         return -MATE + ply as i32;
                     }
                     let v = if self.opts.drawish { drawish(pos, v) } else { v };
-                    if extend && self.opts.qs_promotions && v < beta {
-                        return self.quiet_promotions(pos, hash, c, v, alpha, beta, ply);
+                    if extend && v < beta {
+                        let (promotions, exchanges) = quiet_extensions(&self.opts, pos);
+                        if promotions || exchanges {
+                            return self.quiet_extensions(pos, hash, c, v, alpha, beta, ply, promotions, exchanges);
+                        }
                     }
                     return v;
                 }
@@ -1173,23 +1182,30 @@ impl<E: Evaluation> Searcher<'_, E> {
     }
 
     /// A quiet horizon node whose stand-pat `stand` is below `beta`: the moves that promote a
-    /// man are searched (then captures only), the others are worth the stand-pat.
+    /// man (with `promotions`) and those that give the opponent a capture (with `exchanges`) are
+    /// searched (then captures only), the others are worth the stand-pat.
     #[allow(clippy::too_many_arguments)]
-    fn quiet_promotions(&mut self, pos: &Position, hash: u64, c: Ctr, stand: i32, mut alpha: i32, beta: i32, ply: usize) -> i32 {
-        let us = pos.side_to_move();
-        let row = match us {
-            Color::White => BEFORE_WHITE_PROMOTION,
-            Color::Black => BEFORE_BLACK_PROMOTION,
-        };
-        if (pos.men(us) & row).is_empty() {
-            return stand;
-        }
+    fn quiet_extensions(
+        &mut self,
+        pos: &Position,
+        hash: u64,
+        c: Ctr,
+        stand: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        promotions: bool,
+        exchanges: bool,
+    ) -> i32 {
         let mut moves = MoveList::new();
         pos.generate_moves(self.promote, &mut moves);
         let mut best = stand;
         alpha = alpha.max(stand);
-        for mv in moves.iter().filter(|m| m.promotes()) {
+        for mv in moves.iter() {
             let child = pos.play(mv);
+            if !(promotions && mv.promotes() || exchanges && child.has_capture()) {
+                continue;
+            }
             self.ev.make(ply, pos, mv);
             let ch = hash ^ pos.hash_delta(mv);
             let cc = self.next_ctr(c, mv, &child);
@@ -1241,6 +1257,46 @@ fn drawish(pos: &Position, v: i32) -> i32 {
         v / 2
     } else {
         v
+    }
+}
+
+/// Which quiet moves a quiet horizon node searches after its stand-pat: its promotions (with
+/// `qs_promotions`, when a man is one step from the crowning row) and its exchange offers (with
+/// `qs_exchanges`, when no king is on the board, as in Scan).
+#[inline]
+fn quiet_extensions(opts: &SearchOptions, pos: &Position) -> (bool, bool) {
+    let us = pos.side_to_move();
+    (opts.qs_promotions && (pos.men(us) & promotion_row(us)).any(), opts.qs_exchanges && pos.all_kings().is_empty())
+}
+
+/// `lazy_eval` at a quiet horizon node: the bound (beta or alpha) that the material alone
+/// clears by `lazy_margin`, or `None` when the static evaluation is needed. A node without a
+/// move is still lost. `extend`: the node may search its promotions and exchange offers
+/// (`qs_promotions`, `qs_exchanges`).
+#[inline]
+fn lazy_bound(opts: &SearchOptions, pos: &Position, alpha: i32, beta: i32, extend: bool, ply: usize) -> Option<i32> {
+    let us = pos.side_to_move();
+    let kings = |c: Color| pos.kings(c).count() as i32;
+    let men = |c: Color| pos.men(c).count() as i32;
+    if opts.drawish && kings(us) + kings(!us) > 0 {
+        return None;
+    }
+    let material = 100 * (men(us) - men(!us)) + 300 * (kings(us) - kings(!us));
+    let v = if material >= beta + opts.lazy_margin {
+        beta
+    } else if material <= alpha - opts.lazy_margin && !(extend && quiet_extensions(opts, pos) != (false, false)) {
+        alpha
+    } else {
+        return None;
+    };
+    Some(if one_step_moves(pos) == 0 { -MATE + ply as i32 } else { v })
+}
+
+/// The squares from which a man of `color` promotes with one step.
+fn promotion_row(color: Color) -> Bitboard {
+    match color {
+        Color::White => BEFORE_WHITE_PROMOTION,
+        Color::Black => BEFORE_BLACK_PROMOTION,
     }
 }
 
@@ -1307,6 +1363,38 @@ mod tests {
                 assert!((h - HISTORY_MAX * b.signum()).abs() < HISTORY_MAX / 100, "{start} {b}: {h}");
             }
         }
+    }
+
+    #[test]
+    fn lazy_bounds_come_from_material_beyond_the_window() {
+        let opts = SearchOptions { lazy_eval: true, lazy_margin: 200, ..SearchOptions::BASELINE };
+        let lazy = |o: &SearchOptions, fen: &str, alpha: i32, beta: i32, extend: bool| {
+            lazy_bound(o, &Position::from_fen(fen).unwrap(), alpha, beta, extend, 7)
+        };
+        // Three men up: beta; three down: alpha; two up against a window at +50: no bound.
+        assert_eq!(lazy(&opts, "W:W31-50:B1-17", -10, 10, false), Some(10));
+        assert_eq!(lazy(&opts, "B:W31-50:B1-17", -10, 10, false), Some(-10));
+        assert_eq!(lazy(&opts, "W:W31-50:B1-18", 40, 50, false), None);
+        assert_eq!(lazy(&opts, "W:W31-50:B1-18", -160, -150, false), Some(-150));
+        // Ten men against five, but no move: lost, whatever the material.
+        assert_eq!(lazy(&opts, "W:W6-15:B1-5", -10, 10, false), Some(-MATE + 7));
+        // A king counts three men.
+        assert_eq!(lazy(&opts, "W:WK46,31-40:B1-11", -10, 10, false), None);
+        assert_eq!(lazy(&opts, "W:WK46,31-40:B1-10", -10, 10, false), Some(10));
+        // `drawish` would shrink a score with kings: no bound there.
+        let drawish = SearchOptions { drawish: true, ..opts };
+        assert_eq!(lazy(&drawish, "W:WK46,31-40:B1-10", -10, 10, false), None);
+        assert_eq!(lazy(&drawish, "W:W31-50:B1-17", -10, 10, false), Some(10));
+        // Behind, with a man to promote and `qs_promotions`: the promotions are searched.
+        let promotions = SearchOptions { qs_promotions: true, ..opts };
+        assert_eq!(lazy(&promotions, "W:W8:B31-40", -10, 10, true), None);
+        assert_eq!(lazy(&promotions, "W:W8:B31-40", -10, 10, false), Some(-10));
+        assert_eq!(lazy(&promotions, "W:W18:B31-40", -10, 10, true), Some(-10));
+        // Behind, no king on the board and `qs_exchanges`: the exchange offers are searched.
+        let exchanges = SearchOptions { qs_exchanges: true, ..opts };
+        assert_eq!(lazy(&exchanges, "W:W18:B31-40", -10, 10, true), None);
+        assert_eq!(lazy(&exchanges, "W:WK18:B21-40", -10, 10, true), Some(-10));
+        assert_eq!(lazy(&exchanges, "W:W31-50:B1-17", -10, 10, true), Some(10));
     }
 
     #[test]
