@@ -1202,8 +1202,13 @@ impl<E: Evaluation> Searcher<'_, E> {
         let mut best = stand;
         alpha = alpha.max(stand);
         for mv in moves.iter() {
+            // A move is played only when it promotes or may offer an exchange.
+            let promoting = promotions && mv.promotes();
+            if !promoting && !exchanges {
+                continue;
+            }
             let child = pos.play(mv);
-            if !(promotions && mv.promotes() || exchanges && child.has_capture()) {
+            if !promoting && !child.has_capture() {
                 continue;
             }
             self.ev.make(ply, pos, mv);
