@@ -10,7 +10,9 @@
 //!   output (the accumulator) is updated incrementally move by move, small clipped-ReLU dense
 //!   layers, a win/draw/loss output and a policy computed from the accumulator. Keys:
 //!   `accumulator` (width of the first layer, per point of view), `hidden` (the dense layers'
-//!   widths), `moves_left_head`. See `draughts-nnue` for the exact layout.
+//!   widths), `moves_left_head`, `pairwise` (the first dense layer reads the products of each
+//!   point of view's two accumulator halves: half the inputs). See `draughts-nnue` for the exact
+//!   layout.
 //!
 //! A key of the other kind is an error (`blocks` under `kind = "sparse"` would silently mean
 //! nothing), and a sidecar names only the keys of its kind.
@@ -62,6 +64,11 @@ pub struct NetConfig {
     /// Sparse: widths of the clipped-ReLU dense layers after the accumulator (1 to 4 layers,
     /// each 1..=1024).
     pub hidden: Vec<usize>,
+    /// Sparse: the first dense layer reads, for each point of view, the products of the clipped
+    /// accumulator's first half with its second half (Stockfish's pairwise multiplication):
+    /// `accumulator` inputs instead of twice that, and sparser ones. The policy head still reads
+    /// the clipped accumulator.
+    pub pairwise: bool,
 }
 
 /// Default ResNet: 4 blocks x 32 channels, the CPU default.
@@ -82,6 +89,7 @@ impl Default for NetConfig {
             moves_left_head: false,
             accumulator: SPARSE_ACCUMULATOR,
             hidden: SPARSE_HIDDEN.to_vec(),
+            pairwise: false,
         }
     }
 }
@@ -138,15 +146,27 @@ impl NetConfig {
         Ok(())
     }
 
+    /// Inputs of a sparse net's first dense layer: both points of view's clipped accumulators
+    /// (twice `accumulator`), or their pairwise products (`accumulator`).
+    pub fn first_dense_inputs(&self) -> usize {
+        if self.pairwise {
+            self.accumulator
+        } else {
+            2 * self.accumulator
+        }
+    }
+
     /// A short name: `4x32` or `6x64-ml` for a ResNet (blocks x channels, `-ml` with a
-    /// moves-left head), `sparse-128-32-32` for a sparse net (accumulator, dense layers).
+    /// moves-left head), `sparse-128-32-32` for a sparse net (accumulator, dense layers;
+    /// `sparse-128p-32-32` with pairwise products).
     pub fn short_name(&self) -> String {
         let ml = if self.moves_left_head { "-ml" } else { "" };
         match self.kind {
             NetKind::Resnet => format!("{}x{}{ml}", self.blocks, self.channels),
             NetKind::Sparse => {
                 let hidden: Vec<String> = self.hidden.iter().map(|h| h.to_string()).collect();
-                format!("sparse-{}-{}{ml}", self.accumulator, hidden.join("-"))
+                let p = if self.pairwise { "p" } else { "" };
+                format!("sparse-{}{p}-{}{ml}", self.accumulator, hidden.join("-"))
             }
         }
     }
@@ -173,6 +193,9 @@ struct RawNetConfig {
     accumulator: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     hidden: Option<Vec<usize>>,
+    /// Written only when true, so the sidecars of networks without it read as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pairwise: Option<bool>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -187,7 +210,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
                 ("policy_channels", raw.policy_channels.is_some()),
                 ("value_hidden", raw.value_hidden.is_some()),
             ],
-            [("accumulator", raw.accumulator.is_some()), ("hidden", raw.hidden.is_some())],
+            [("accumulator", raw.accumulator.is_some()), ("hidden", raw.hidden.is_some()), ("pairwise", raw.pairwise.is_some())],
         );
         let foreign: &[(&str, bool)] = match kind {
             NetKind::Resnet => &sparse_keys,
@@ -215,6 +238,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
             moves_left_head: raw.moves_left_head.unwrap_or(d.moves_left_head),
             accumulator: raw.accumulator.unwrap_or(d.accumulator),
             hidden: raw.hidden.unwrap_or(d.hidden),
+            pairwise: raw.pairwise.unwrap_or(d.pairwise),
         })
     }
 }
@@ -232,6 +256,7 @@ impl From<NetConfig> for RawNetConfig {
             NetKind::Sparse => {
                 raw.accumulator = Some(c.accumulator);
                 raw.hidden = Some(c.hidden);
+                raw.pairwise = c.pairwise.then_some(true);
             }
         }
         raw
@@ -259,6 +284,7 @@ mod tests {
             NetConfig { blocks: 6, channels: 64, moves_left_head: true, ..NetConfig::default() },
             NetConfig::sparse(),
             NetConfig { accumulator: 256, hidden: vec![16], ..NetConfig::sparse() },
+            NetConfig { pairwise: true, ..NetConfig::sparse() },
         ] {
             let json = serde_json::to_value(&c).unwrap();
             let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
@@ -271,6 +297,11 @@ mod tests {
             assert_eq!(toml::from_str::<NetConfig>(&toml_text).unwrap(), c, "{toml_text}");
         }
         assert_eq!(NetConfig::sparse().short_name(), "sparse-128-32-32");
+        assert_eq!(NetConfig { pairwise: true, ..NetConfig::sparse() }.short_name(), "sparse-128p-32-32");
+        // A net without pairwise products does not name the key, so older sidecars read the same.
+        assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("pairwise").is_none());
+        assert_eq!(NetConfig { pairwise: true, ..NetConfig::sparse() }.first_dense_inputs(), 128);
+        assert_eq!(NetConfig::sparse().first_dense_inputs(), 256);
     }
 
     #[test]
@@ -279,6 +310,8 @@ mod tests {
         assert!(e.contains("`blocks` is a key of the resnet kind"), "{e}");
         let e = toml::from_str::<NetConfig>("accumulator = 64\n").unwrap_err().to_string();
         assert!(e.contains("`accumulator` is a key of the sparse kind"), "{e}");
+        let e = toml::from_str::<NetConfig>("pairwise = true\n").unwrap_err().to_string();
+        assert!(e.contains("`pairwise` is a key of the sparse kind"), "{e}");
         let e = toml::from_str::<NetConfig>("kind = \"dense\"\n").unwrap_err().to_string();
         assert!(e.contains("dense"), "{e}");
         let e = toml::from_str::<NetConfig>("kind = \"sparse\"\nlayers = 3\n").unwrap_err().to_string();

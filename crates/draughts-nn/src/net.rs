@@ -196,6 +196,8 @@ struct Sparse {
     wdl: nn::Linear,
     moves_left: Option<nn::Linear>,
     policy: nn::Linear,
+    /// Half the accumulator when the first dense layer reads pairwise products, else 0.
+    pairwise_half: i64,
 }
 
 impl Net {
@@ -324,6 +326,10 @@ impl Net {
         if from.hidden != to.hidden || from.moves_left_head != to.moves_left_head {
             return Some("only the accumulator can grow: the hidden layers and heads must be the same".into());
         }
+        if from.pairwise || to.pairwise {
+            // A copied output would pair with another output than its original's partner.
+            return Some("a network with pairwise products cannot be widened".into());
+        }
         if to.accumulator < from.accumulator {
             return Some(format!("the accumulator cannot shrink ({} to {})", from.accumulator, to.accumulator));
         }
@@ -446,7 +452,7 @@ impl Sparse {
         let linear = |name: &str, i: i64, o: i64| nn::linear(root / name, i, o, Default::default());
         let ft = linear("ft", FEATURES as i64, a);
         let mut hidden = Vec::new();
-        let mut inputs = 2 * a;
+        let mut inputs = config.first_dense_inputs() as i64;
         for (i, &h) in config.hidden.iter().enumerate() {
             hidden.push(linear(&format!("l{i}"), inputs, h as i64));
             inputs = h as i64;
@@ -459,6 +465,7 @@ impl Sparse {
             wdl: linear("wdl", inputs, 3),
             moves_left: config.moves_left_head.then(|| linear("moves_left", inputs, 1)),
             policy: linear("policy", 2 * a, POLICY_SIZE as i64),
+            pairwise_half: if config.pairwise { a / 2 } else { 0 },
         })
     }
 
@@ -468,7 +475,17 @@ impl Sparse {
         let us = xs.f_index_select(1, &self.gather_us.f_to_device(device)?)?;
         let them = xs.f_index_select(1, &self.gather_them.f_to_device(device)?)?;
         let h0 = Tensor::f_cat(&[us.apply(&self.ft), them.apply(&self.ft)], 1)?.f_clamp(0.0, 1.0)?;
-        let mut h = h0.shallow_clone();
+        let mut h = if self.pairwise_half > 0 {
+            // Each point of view's first half times its second half: [us.lo us.hi them.lo them.hi]
+            // -> [us.lo * us.hi, them.lo * them.hi].
+            let half = self.pairwise_half;
+            let quarters = h0.f_reshape([-1, 4, half])?;
+            let lo = quarters.f_slice(1, Some(0), Some(4), 2)?;
+            let hi = quarters.f_slice(1, Some(1), Some(4), 2)?;
+            lo.f_mul(&hi)?.f_reshape([-1, 2 * half])?
+        } else {
+            h0.shallow_clone()
+        };
         for layer in &self.hidden {
             h = h.apply(layer).f_clamp(0.0, 1.0)?;
         }

@@ -125,7 +125,8 @@ fn native_inference_matches_libtorch_on_real_games() {
     assert!(games.len() >= 10_000, "{} positions", games.len());
     let games = &games[..10_000];
     let dir = tempfile::tempdir().unwrap();
-    for (arch, seed) in [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5)] {
+    let pairwise = draughts_nn::NetConfig { pairwise: true, ..common::tiny_sparse_config(true) };
+    for (arch, seed) in [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5), (pairwise, 6)] {
         // Weights moved away from their initialisation, so every variable matters.
         let net = common::perturbed_net(&arch, seed);
         let info = CheckpointInfo { name: "sparse".into(), step: seed, rules: "fmjd".into(), seed, parent: None };
@@ -216,4 +217,6 @@ fn a_widened_net_computes_the_same_function_and_its_copies_learn_apart() {
     let smaller = draughts_nn::NetConfig { accumulator: 8, ..narrow_arch.clone() };
     assert!(narrow.widened(&smaller, 1).unwrap_err().contains("shrink"));
     assert!(narrow.widened(&common::tiny_config(true), 1).is_err());
+    let pairwise = draughts_nn::NetConfig { accumulator: 32, pairwise: true, ..narrow_arch.clone() };
+    assert!(narrow.widened(&pairwise, 1).unwrap_err().contains("pairwise"));
 }

@@ -9,7 +9,9 @@
 //!        |                      |
 //!   h0 = clamp([acc(side to move), acc(other side)], 0, 1)     2A values
 //!        |                                 \
-//!   l0: Linear(2A -> H0), clamp(0, 1)       policy: Linear(2A -> 2500)   "policy"
+//!   (pairwise: [us[..A/2] * us[A/2..], them[..A/2] * them[A/2..]], A values)
+//!        |                                   \
+//!   l0: Linear(2A or A -> H0), clamp(0, 1)   policy: Linear(2A -> 2500)   "policy"
 //!   l1: Linear(H0 -> H1), clamp(0, 1)        (only the legal moves' rows are computed)
 //!   ...                                     "l0", "l1", ...
 //!   wdl: Linear(H_last -> 3)                "wdl"          win/draw/loss logits, side to move
@@ -114,6 +116,9 @@ impl Output {
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
     h0: Aligned<f32>,
+    /// The pairwise products (a network with `pairwise`).
+    p: Aligned<f32>,
+    p8: Aligned<u8>,
     a: Aligned<f32>,
     b: Aligned<f32>,
     /// The quantised network's clipped accumulator and layer outputs.
@@ -161,7 +166,7 @@ impl Eq for Network {}
 pub fn tensor_shapes(arch: &NetConfig) -> Vec<(String, Vec<usize>)> {
     let a = arch.accumulator;
     let mut v = vec![("ft.weight".to_owned(), vec![a, FEATURES]), ("ft.bias".to_owned(), vec![a])];
-    let mut inputs = 2 * a;
+    let mut inputs = arch.first_dense_inputs();
     for (i, &h) in arch.hidden.iter().enumerate() {
         v.push((format!("l{i}.weight"), vec![h, inputs]));
         v.push((format!("l{i}.bias"), vec![h]));
@@ -219,7 +224,16 @@ impl Network {
                 return Err(LoadError::TooLarge { path: path.to_path_buf(), output: k, bound });
             }
         }
-        let mut layers = FloatLayers { width: a, features: FEATURES, ft_w: &w, ft_b: &b, hidden: Vec::new(), wdl: (&[], &[]), moves_left: None };
+        let mut layers = FloatLayers {
+            width: a,
+            features: FEATURES,
+            pairwise: arch.pairwise,
+            ft_w: &w,
+            ft_b: &b,
+            hidden: Vec::new(),
+            wdl: (&[], &[]),
+            moves_left: None,
+        };
         let fixed = |x: f32| (x as f64 * Q as f64).round() as i32;
         let mut ft_w = Aligned::zeros(FEATURES * a);
         for k in 0..a {
@@ -242,7 +256,7 @@ impl Network {
             Dense { inputs, outputs, w: Aligned::from_slice(&t), b: Aligned::from_slice(&take(&format!("{name}.bias"))) }
         };
         let mut hidden = Vec::new();
-        let mut inputs = 2 * a;
+        let mut inputs = arch.first_dense_inputs();
         for (i, &h) in arch.hidden.iter().enumerate() {
             hidden.push(dense(&format!("l{i}"), inputs, h));
             inputs = h;
@@ -426,18 +440,38 @@ impl Network {
         (self.kernels.crelu)(them, h_them);
     }
 
+    /// The first dense layer's input: `h0` (filled by [`Network::first_layer`]) itself, or, with
+    /// pairwise products, those products written to `p`.
+    fn dense_input<'s>(&self, h0: &'s [f32], p: &'s mut Aligned<f32>) -> &'s [f32] {
+        if !self.arch.pairwise {
+            return h0;
+        }
+        let (a, half) = (self.width, self.width / 2);
+        p.resize(a);
+        for (view, out) in p.chunks_exact_mut(half).enumerate() {
+            // Each output of the view's first half times its partner in the second half.
+            let (lo, hi) = h0[view * a..(view + 1) * a].split_at(half);
+            for ((o, &x), &y) in out.iter_mut().zip(lo).zip(hi) {
+                *o = x * y;
+            }
+        }
+        p
+    }
+
     /// How many of the first dense layer's inputs are 0 and how many 1 (clipped) for this
     /// accumulator: the layer skips the zeros. For benchmarks and diagnostics.
     pub fn activity(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> (usize, usize, usize) {
         self.first_layer(acc, side, scratch);
-        let h = &scratch.h0;
+        let Scratch { h0, p, .. } = scratch;
+        let h = self.dense_input(h0, p);
         (h.iter().filter(|&&x| x == 0.0).count(), h.iter().filter(|&&x| x == 1.0).count(), h.len())
     }
 
-    /// Which first-layer inputs are non-zero (diagnostics).
+    /// Which of the first dense layer's inputs are non-zero (diagnostics).
     pub fn nonzero_inputs(&self, acc: &Accumulator, side: Color, scratch: &mut Scratch) -> Vec<bool> {
         self.first_layer(acc, side, scratch);
-        scratch.h0.iter().map(|&x| x != 0.0).collect()
+        let Scratch { h0, p, .. } = scratch;
+        self.dense_input(h0, p).iter().map(|&x| x != 0.0).collect()
     }
 
     /// Evaluates the position whose accumulator is `acc`, `side` to move, in the accumulator's
@@ -448,8 +482,8 @@ impl Network {
         }
         scratch.last = Precision::Float;
         self.first_layer(acc, side, scratch);
-        let Scratch { h0, a, b, .. } = scratch;
-        let mut input: &[f32] = &h0[..];
+        let Scratch { h0, p, a, b, .. } = scratch;
+        let mut input = self.dense_input(h0, p);
         for layer in &self.hidden {
             a.resize(layer.outputs);
             self.apply(layer, input, a, true);
@@ -475,7 +509,7 @@ impl Network {
             Color::White => (&v[..a], &v[a..2 * a]),
             Color::Black => (&v[a..2 * a], &v[..a]),
         };
-        let Scratch { h8, a8, b8, last, .. } = scratch;
+        let Scratch { h8, p8, a8, b8, last, .. } = scratch;
         *last = Precision::Int8;
         if h8.len() != 2 * pw {
             // Fresh zeros: the padding between the two halves stays 0.
@@ -484,6 +518,14 @@ impl Network {
         (self.kernels.crelu8)(us, &mut h8[..a], q.shift);
         (self.kernels.crelu8)(them, &mut h8[pw..pw + a], q.shift);
         let mut input: &[u8] = &h8[..];
+        if self.arch.pairwise {
+            let half = a / 2;
+            p8.resize(a);
+            let (p_us, p_them) = p8.split_at_mut(half);
+            pairwise8(&h8[..a], p_us);
+            pairwise8(&h8[pw..pw + a], p_them);
+            input = &p8[..];
+        }
         for layer in &q.hidden {
             a8.resize(layer.outputs);
             (self.kernels.dense8)(input, &layer.w, &layer.b, &layer.scale, a8);
@@ -561,5 +603,18 @@ impl Network {
         scratch.acc = Some(acc);
         self.policy(pos.side_to_move(), moves, scratch, policy);
         out
+    }
+}
+
+/// The pairwise products of one point of view's bytes (`x`, its clipped accumulator of width
+/// `2 out.len()` in 0..=127 for 0..=1): `out[j] = x[j] x[j + half] >> 7`, a byte in 0..=126 that
+/// stands for `out[j] / 127 x 128 / 127` (the first dense layer's weights carry the 128 / 127;
+/// see `crate::quant`). Plain integer code that the compiler vectorises, the same integers on
+/// every CPU.
+#[inline]
+fn pairwise8(x: &[u8], out: &mut [u8]) {
+    let (lo, hi) = x.split_at(out.len());
+    for ((o, &a), &b) in out.iter_mut().zip(lo).zip(hi) {
+        *o = ((a as u16 * b as u16) >> 7) as u8;
     }
 }

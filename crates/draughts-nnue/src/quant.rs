@@ -6,7 +6,9 @@
 //!   bound as the float check (each square holds at most one piece); a network whose entries
 //!   could pass 32767 even at `shift` 0 is not quantised (the float network still runs).
 //! - Activations: the clipped accumulator `clamp(acc, 0, 127 << shift) >> shift` (rounded) is a
-//!   byte in 0..=127 that stands for `byte / 127`.
+//!   byte in 0..=127 that stands for `byte / 127`. With pairwise products, the first dense layer
+//!   reads `x y >> 7` of each pair of such bytes, which stands for `x y / 127^2` times 127 / 128:
+//!   that layer's float weights are multiplied by 128 / 127 before they are quantised.
 //! - Dense layers: each output `k` has its own scale `s_k = min(127 / max_j |w_kj|, 1024)`;
 //!   weights are `round(w s_k)` in `i8`, the bias `round(b 127 s_k)` in `i32`, the sum of byte
 //!   times weight in `i32`, and the output byte is `clamp(round(sum / s_k), 0, 127)`. A scale per
@@ -81,6 +83,8 @@ pub(crate) struct Quantised {
 pub(crate) struct FloatLayers<'a> {
     pub width: usize,
     pub features: usize,
+    /// The first dense layer reads pairwise products (see `NetConfig::pairwise`).
+    pub pairwise: bool,
     pub ft_w: &'a [f32],
     pub ft_b: &'a [f32],
     /// `(weights, biases, outputs)` of each hidden layer.
@@ -138,10 +142,16 @@ impl Quantised {
         }
 
         // Inputs of the first dense layer: our bytes at 0..a, theirs at padded_width.., each
-        // half in the accumulator's order.
+        // half in the accumulator's order; with pairwise products, our products at 0..a / 2 and
+        // theirs at a / 2..a, in the order of their pairs' first outputs.
         let padded_width = round_up(a, 4);
-        let mut input_of: Vec<usize> = position_of.iter().copied().chain(position_of.iter().map(|&p| padded_width + p)).collect();
-        let mut inputs = 2 * padded_width;
+        let half = a / 2;
+        let (mut input_of, mut inputs, first_gain): (Vec<usize>, usize, f32) = if f.pairwise {
+            let ours = position_of[..half].iter().copied();
+            (ours.clone().chain(ours.map(|p| half + p)).collect(), a, 128.0 / 127.0)
+        } else {
+            (position_of.iter().copied().chain(position_of.iter().map(|&p| padded_width + p)).collect(), 2 * padded_width, 1.0)
+        };
         let mut hidden = Vec::new();
         for (i, &(w, b, outputs)) in f.hidden.iter().enumerate() {
             let real_inputs = input_of.len();
@@ -149,9 +159,10 @@ impl Quantised {
             let mut qw = Aligned::zeros(inputs * padded);
             let mut qb = Aligned::zeros(padded);
             let mut qs = Aligned::zeros(padded);
+            let gain = if i == 0 { first_gain } else { 1.0 };
             for k in 0..outputs {
-                let row = &w[k * real_inputs..(k + 1) * real_inputs];
-                let s = row_scale(row, 127.0);
+                let row: Vec<f32> = w[k * real_inputs..(k + 1) * real_inputs].iter().map(|&x| x * gain).collect();
+                let s = row_scale(&row, 127.0);
                 for (j, &x) in row.iter().enumerate() {
                     let jj = input_of[j];
                     qw[((jj / 4) * padded + k) * 4 + jj % 4] = (x * s).round().clamp(-127.0, 127.0) as i8;
@@ -193,9 +204,12 @@ impl Quantised {
 /// the engine stay deterministic). The first dense layer skips blocks of four inputs that are
 /// all zero; grouping the outputs that are often zero makes more such blocks (on the shipped
 /// network, about 45 non-zero blocks of 64 instead of 53). Integer sums do not depend on the
-/// order: the network's outputs are the same bit for bit.
+/// order: the network's outputs are the same bit for bit. With pairwise products the pairs are
+/// ordered (by how often their product is zero) and each output of the second half stays half
+/// the width after its partner.
 fn zero_first_order(f: &FloatLayers) -> Vec<usize> {
     let a = f.width;
+    let half = a / 2;
     let mut zeros = vec![0u32; a];
     let mut state = 0x5EED_u64;
     let mut next = move || {
@@ -221,15 +235,25 @@ fn zero_first_order(f: &FloatLayers) -> Vec<usize> {
                         *v += f.ft_w[k * f.features + j];
                     }
                 });
-                for (z, &v) in zeros.iter_mut().zip(&acc) {
-                    *z += (v <= 0.0) as u32;
+                if f.pairwise {
+                    for (k, z) in zeros[..half].iter_mut().enumerate() {
+                        *z += (acc[k] <= 0.0 || acc[k + half] <= 0.0) as u32;
+                    }
+                } else {
+                    for (z, &v) in zeros.iter_mut().zip(&acc) {
+                        *z += (v <= 0.0) as u32;
+                    }
                 }
             }
         }
     }
-    let mut order: Vec<usize> = (0..a).collect();
+    let mut order: Vec<usize> = (0..if f.pairwise { half } else { a }).collect();
     // Stable: ties keep the float network's order.
     order.sort_by_key(|&k| std::cmp::Reverse(zeros[k]));
+    if f.pairwise {
+        let partners: Vec<usize> = order.iter().map(|&k| k + half).collect();
+        order.extend(partners);
+    }
     order
 }
 

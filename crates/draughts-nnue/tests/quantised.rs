@@ -40,12 +40,14 @@ fn games(n: usize, seed: u64) -> Vec<Vec<(Position, draughts_core::Move)>> {
 }
 
 /// Odd widths too: an accumulator that is not a multiple of 16, hidden layers that are not
-/// multiples of 8.
+/// multiples of 8; and pairwise products.
 fn archs() -> Vec<NetConfig> {
     vec![
         NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, ..NetConfig::sparse() },
         NetConfig { accumulator: 24, hidden: vec![12, 5], moves_left_head: false, ..NetConfig::sparse() },
         NetConfig { accumulator: 64, hidden: vec![32], moves_left_head: false, ..NetConfig::sparse() },
+        NetConfig { accumulator: 40, hidden: vec![16, 8], moves_left_head: true, pairwise: true, ..NetConfig::sparse() },
+        NetConfig { accumulator: 24, hidden: vec![12], moves_left_head: false, pairwise: true, ..NetConfig::sparse() },
     ]
 }
 
@@ -80,6 +82,34 @@ fn quantised_updates_equal_refreshes_and_every_kernel_gives_the_same_output() {
             }
         }
         assert!(steps > 500, "{steps}");
+    }
+}
+
+/// Every architecture's quantised network against its float self, on seeded random weights:
+/// the win/draw/loss logits stay within a small fraction of their spread (a wrong pairing of
+/// pairwise products, or a layer read in the wrong order, would be far off).
+#[test]
+fn quantised_random_networks_stay_close_to_their_float_selves() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, arch) in archs().iter().enumerate() {
+        let net = random_net(dir.path(), arch, 70 + i as u64, 1.5);
+        let (mut s1, mut s2) = (Scratch::default(), Scratch::default());
+        let (mut p1, mut p2) = (Vec::new(), Vec::new());
+        let (mut worst, mut spread) = (0.0f32, (f32::MAX, f32::MIN));
+        for line in games(6, 80 + i as u64) {
+            for (pos, _) in line {
+                let moves = pos.legal_moves();
+                let f = net.evaluate_position(&pos, &moves, &mut s1, &mut p1);
+                let q = net.evaluate_position_with(Precision::Int8, &pos, &moves, &mut s2, &mut p2);
+                for (a, b) in f.wdl_logits.iter().zip(&q.wdl_logits) {
+                    worst = worst.max((a - b).abs());
+                    spread = (spread.0.min(*a), spread.1.max(*a));
+                }
+            }
+        }
+        let range = spread.1 - spread.0;
+        println!("{}: largest logit difference {worst:.4} over a range of {range:.3}", arch.short_name());
+        assert!(range > 0.05 && worst < 0.03 * range, "{arch:?}: {worst} of {range}");
     }
 }
 
