@@ -370,6 +370,50 @@ fn window_keeps_the_newest_n_and_skips_damaged_shards() {
 }
 
 #[test]
+fn window_takes_another_runs_games_read_only_and_resumes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (games, other) = (dir.path().join("games"), dir.path().join("other"));
+    std::fs::create_dir_all(&games).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    // The other run's shard has the same file name as one of this run's: it must not hide it.
+    write_records(&other.join("shard-1.bin"), make_records(30, 1, 1));
+    write_records(&other.join("shard-2.bin"), make_records(20, 2, 2));
+    write_records(&games.join("shard-1.bin"), make_records(10, 3, 3));
+    let config = TrainConfig {
+        window_min: 100,
+        window_max: 100,
+        reuse: 2.0,
+        ..TrainConfig::default()
+    };
+    let mut w = Window::new(&games, &config);
+    let r = w.add_games_from(&other, 0.5).unwrap();
+    assert_eq!((r.new_shards, r.new_positions, r.skipped.len()), (2, 50, 0));
+    assert_eq!(w.seen(), 50);
+    assert_eq!(w.sample_budget(), 25.0);
+    let r = w.refresh().unwrap();
+    assert_eq!((r.new_shards, r.new_positions), (1, 10));
+    assert_eq!((w.len(), w.seen(), w.sample_budget()), (60, 60, 45.0));
+    // Oldest first: the other run's games, then this run's.
+    let plies: Vec<u16> = (0..w.len()).map(|i| w.get(i).unwrap().0.ply).collect();
+    let want: Vec<u16> = [1u16; 30].into_iter().chain([2; 20]).chain([3; 10]).collect();
+    assert_eq!(plies, want);
+    // Nothing is added twice, and nothing was written into the other directory.
+    assert_eq!(w.add_games_from(&other, 0.5).unwrap().new_shards, 0);
+    assert_eq!(std::fs::read_dir(&other).unwrap().count(), 2);
+    // A resume reads the other run's shards back from where they are.
+    let (mut again, skipped) = Window::resume(&games, &config, w.state().clone());
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(again.len(), 60);
+    for i in 0..w.len() {
+        assert_eq!(again.get(i).unwrap().0, w.get(i).unwrap().0);
+    }
+    assert_eq!(again.add_games_from(&other, 0.5).unwrap().new_shards, 0);
+    // A directory that is not there is an error naming it.
+    let e = again.add_games_from(&dir.path().join("nope"), 0.0).unwrap_err().to_string();
+    assert!(e.contains("nope"), "{e}");
+}
+
+#[test]
 fn window_size_rule() {
     let c = TrainConfig {
         window_min: 10,

@@ -115,6 +115,16 @@ pub struct TrainConfig {
     pub window_growth: f64,
     /// Training samples per new position (see the type docs). Default 4.0.
     pub reuse: f64,
+    /// Games directories of other runs (their `games/`, only read) whose positions enter the
+    /// window when a training session opens, before the run's own new games, and count as seen
+    /// (so the window grows to hold them). A directory's shards are named by their full path in
+    /// the resume state: a restart reads them from there, and a shard added to that directory
+    /// since enters at the next start. Default empty.
+    pub extra_games: Vec<std::path::PathBuf>,
+    /// Training samples per position of `extra_games` (0: they fill the window and are sampled
+    /// only by the steps that the run's own positions pay for; `reuse`: trained on as if played
+    /// here). Default 0.0.
+    pub extra_reuse: f64,
     /// Batches built ahead of the training step on a second thread (0: build each batch on the
     /// training thread, between steps). Default 1.
     pub prefetch: usize,
@@ -150,6 +160,8 @@ impl Default for TrainConfig {
             window_max: 1_000_000,
             window_growth: 0.5,
             reuse: 4.0,
+            extra_games: Vec::new(),
+            extra_reuse: 0.0,
             prefetch: 1,
             seed: 0,
         }
@@ -219,6 +231,7 @@ impl TrainConfig {
         }
         finite_in("window_growth", self.window_growth, 0.0, 1.0)?;
         finite_in("reuse", self.reuse, 0.0, 1e6)?;
+        finite_in("extra_reuse", self.extra_reuse, 0.0, 1e6)?;
         if self.prefetch > 64 {
             return bad(
                 "prefetch",

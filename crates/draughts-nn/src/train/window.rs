@@ -142,7 +142,7 @@ impl Window {
         let mut w = Window::new(games_dir, config);
         w.known.insert(name.to_owned());
         w.state.consumed.push(name.to_owned());
-        w.add(name.to_owned(), rules, records);
+        w.add(name.to_owned(), rules, records, w.params.reuse);
         w.trim();
         w
     }
@@ -186,10 +186,31 @@ impl Window {
     /// newest (in file-name order), and drops the oldest positions beyond the window size. Fails
     /// only when the directory cannot be listed.
     pub fn refresh(&mut self) -> Result<Refresh, ShardError> {
+        let dir = self.dir.clone();
+        self.absorb(&dir, false, self.params.reuse)
+    }
+
+    /// Adds the shards of another directory (another run's `games/`, read and never written)
+    /// that the window has not seen yet, as the newest positions in file-name order, each owing
+    /// `reuse` training samples (0: they fill the window and train only through the steps that
+    /// other positions pay for). They count as seen, so the window grows to hold them as it
+    /// would for the run's own. Their names in the resume state are their full paths, so
+    /// [`Window::resume`] reads them from there and a later call adds only what is new. Fails
+    /// only when the directory cannot be listed.
+    pub fn add_games_from(&mut self, dir: &Path, reuse: f64) -> Result<Refresh, ShardError> {
+        let dir = std::fs::canonicalize(dir).map_err(|e| ShardError {
+            path: dir.to_path_buf(),
+            kind: ShardErrorKind::Io(e),
+        })?;
+        self.absorb(&dir, true, reuse)
+    }
+
+    fn absorb(&mut self, dir: &Path, full_names: bool, reuse: f64) -> Result<Refresh, ShardError> {
         let mut report = Refresh::default();
-        let paths = list_shards(&self.dir)?;
+        let paths = list_shards(dir)?;
         for path in paths {
-            let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            let name = if full_names { path.to_str() } else { path.file_name().and_then(|n| n.to_str()) };
+            let Some(name) = name.map(str::to_owned) else {
                 continue;
             };
             if self.known.contains(&name) {
@@ -206,7 +227,7 @@ impl Window {
                         rules,
                         records,
                     } = shard;
-                    self.add(name, rules, records);
+                    self.add(name, rules, records, reuse);
                 }
                 Err(e) => report.skipped.push(e),
             }
@@ -230,10 +251,10 @@ impl Window {
     }
 
     /// Adds a newly arrived shard: counts its positions as seen and owes `reuse` samples each.
-    fn add(&mut self, name: String, rules: Rules, records: Vec<TrainingRecord>) {
+    fn add(&mut self, name: String, rules: Rules, records: Vec<TrainingRecord>, reuse: f64) {
         let n = records.len() as u64;
         self.state.seen += n;
-        self.state.sample_budget += n as f64 * self.params.reuse;
+        self.state.sample_budget += n as f64 * reuse;
         self.push_shard(WindowShard {
             name,
             rules,

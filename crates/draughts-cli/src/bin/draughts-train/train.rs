@@ -85,6 +85,18 @@ impl Session {
                 (Trainer::new(net, cfg.train.clone()).map_err(bad_input)?, Window::new(run.games(), &cfg.train), Some(meta.model_id))
             }
         };
+        let mut window = window;
+        for dir in &cfg.train.extra_games {
+            let added = window
+                .add_games_from(dir, cfg.train.extra_reuse)
+                .map_err(|e| bad_input(format!("train.extra_games: {e}")))?;
+            for e in &added.skipped {
+                eprintln!("warning: {e}");
+            }
+            if added.new_shards > 0 {
+                eprintln!("extra games: {} positions from {} shards of {}", added.new_positions, added.new_shards, dir.display());
+            }
+        }
         Ok(Session { trainer, window, parent })
     }
 
