@@ -1,7 +1,9 @@
 //! The replay window: the newest positions of a run, in memory, to sample training batches from.
 //!
 //! # Which positions
-//! The window reads the shard files of one directory (`RUN/games/`). Shards enter the window in
+//! The window reads the shard files of one directory (`RUN/games/`), and those of other runs'
+//! games directories that [`Window::add_games_from`] adds (`train.extra_games`: only read, named
+//! by their full path in the resume state). Shards enter the window in
 //! the order the trainer first sees them (arrival order; the shards new at one
 //! [`Window::refresh`] enter in file-name order, which for names from
 //! [`draughts_selfplay::ShardWriter`] is creation order to the second). "Newest" means latest to arrive, so a

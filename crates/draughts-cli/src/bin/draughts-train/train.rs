@@ -69,7 +69,7 @@ impl Session {
     pub fn open(run: &RunDir, cfg: &Config) -> anyhow::Result<Session> {
         let device = cfg.inference.device.resolve()?;
         draughts_nn::tch::set_num_threads(cfg.inference.torch_threads.max(1) as i32);
-        let (trainer, window, parent) = match resume_point(run) {
+        let (trainer, mut window, parent) = match resume_point(run) {
             Some((step, path)) => {
                 let (net, meta) = checkpoint::load(&path, device).map_err(bad_input)?;
                 let (mut trainer, state) = Trainer::load(&trainer_dir(run, step), net).map_err(bad_input)?;
@@ -85,7 +85,6 @@ impl Session {
                 (Trainer::new(net, cfg.train.clone()).map_err(bad_input)?, Window::new(run.games(), &cfg.train), Some(meta.model_id))
             }
         };
-        let mut window = window;
         for dir in &cfg.train.extra_games {
             let added = window
                 .add_games_from(dir, cfg.train.extra_reuse)
