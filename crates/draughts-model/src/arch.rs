@@ -11,8 +11,9 @@
 //!   layers, a win/draw/loss output and a policy computed from the accumulator. Keys:
 //!   `accumulator` (width of the first layer, per point of view), `hidden` (the dense layers'
 //!   widths), `moves_left_head`, `pairwise` (the first dense layer reads the products of each
-//!   point of view's two accumulator halves: half the inputs). See `draughts-nnue` for the exact
-//!   layout.
+//!   point of view's two accumulator halves: half the inputs), `buckets` (phase buckets: that many
+//!   stacks of dense layers and heads, one chosen by the number of pieces on the board). See
+//!   `draughts-nnue` for the exact layout.
 //!
 //! A key of the other kind is an error (`blocks` under `kind = "sparse"` would silently mean
 //! nothing), and a sidecar names only the keys of its kind.
@@ -69,7 +70,14 @@ pub struct NetConfig {
     /// `accumulator` inputs instead of twice that, and sparser ones. The policy head still reads
     /// the clipped accumulator.
     pub pairwise: bool,
+    /// Sparse: phase buckets (1..=8): the dense layers and heads come in this many stacks, and a
+    /// position is evaluated by the stack of its number of pieces ([`NetConfig::bucket_of`]);
+    /// the accumulator and the policy are shared. 1: one stack (every network before them).
+    pub buckets: usize,
 }
+
+/// Most pieces on a board (20 a side at the start).
+pub const MAX_PIECES: usize = 40;
 
 /// Default ResNet: 4 blocks x 32 channels, the CPU default.
 const RESNET: (usize, usize, usize, usize) = (4, 32, 4, 64);
@@ -90,6 +98,7 @@ impl Default for NetConfig {
             accumulator: SPARSE_ACCUMULATOR,
             hidden: SPARSE_HIDDEN.to_vec(),
             pairwise: false,
+            buckets: 1,
         }
     }
 }
@@ -141,6 +150,7 @@ impl NetConfig {
                 for (i, &h) in self.hidden.iter().enumerate() {
                     check(&format!("hidden[{i}]"), h, 1, 1024)?;
                 }
+                check("buckets", self.buckets, 1, 8)?;
             }
         }
         Ok(())
@@ -156,9 +166,16 @@ impl NetConfig {
         }
     }
 
+    /// The phase bucket of a position with `pieces` pieces on the board (both sides): the range
+    /// 1..=40 cut into `buckets` equal parts, the fewest pieces in bucket 0 (with 4 buckets:
+    /// 1-10, 11-20, 21-30, 31-40 pieces). The trainer computes the same from the encoding.
+    pub fn bucket_of(&self, pieces: usize) -> usize {
+        (pieces.saturating_sub(1) * self.buckets / MAX_PIECES).min(self.buckets.max(1) - 1)
+    }
+
     /// A short name: `4x32` or `6x64-ml` for a ResNet (blocks x channels, `-ml` with a
     /// moves-left head), `sparse-128-32-32` for a sparse net (accumulator, dense layers;
-    /// `sparse-128p-32-32` with pairwise products).
+    /// `sparse-128p-32-32` with pairwise products, `sparse-128-32-32-b4` with 4 phase buckets).
     pub fn short_name(&self) -> String {
         let ml = if self.moves_left_head { "-ml" } else { "" };
         match self.kind {
@@ -166,7 +183,8 @@ impl NetConfig {
             NetKind::Sparse => {
                 let hidden: Vec<String> = self.hidden.iter().map(|h| h.to_string()).collect();
                 let p = if self.pairwise { "p" } else { "" };
-                format!("sparse-{}{p}-{}{ml}", self.accumulator, hidden.join("-"))
+                let b = if self.buckets > 1 { format!("-b{}", self.buckets) } else { String::new() };
+                format!("sparse-{}{p}-{}{b}{ml}", self.accumulator, hidden.join("-"))
             }
         }
     }
@@ -196,6 +214,9 @@ struct RawNetConfig {
     /// Written only when true, so the sidecars of networks without it read as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pairwise: Option<bool>,
+    /// Written only when more than 1, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    buckets: Option<usize>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -210,7 +231,12 @@ impl TryFrom<RawNetConfig> for NetConfig {
                 ("policy_channels", raw.policy_channels.is_some()),
                 ("value_hidden", raw.value_hidden.is_some()),
             ],
-            [("accumulator", raw.accumulator.is_some()), ("hidden", raw.hidden.is_some()), ("pairwise", raw.pairwise.is_some())],
+            [
+                ("accumulator", raw.accumulator.is_some()),
+                ("hidden", raw.hidden.is_some()),
+                ("pairwise", raw.pairwise.is_some()),
+                ("buckets", raw.buckets.is_some()),
+            ],
         );
         let foreign: &[(&str, bool)] = match kind {
             NetKind::Resnet => &sparse_keys,
@@ -239,6 +265,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
             accumulator: raw.accumulator.unwrap_or(d.accumulator),
             hidden: raw.hidden.unwrap_or(d.hidden),
             pairwise: raw.pairwise.unwrap_or(d.pairwise),
+            buckets: raw.buckets.unwrap_or(d.buckets),
         })
     }
 }
@@ -257,6 +284,7 @@ impl From<NetConfig> for RawNetConfig {
                 raw.accumulator = Some(c.accumulator);
                 raw.hidden = Some(c.hidden);
                 raw.pairwise = c.pairwise.then_some(true);
+                raw.buckets = (c.buckets > 1).then_some(c.buckets);
             }
         }
         raw
@@ -285,6 +313,7 @@ mod tests {
             NetConfig::sparse(),
             NetConfig { accumulator: 256, hidden: vec![16], ..NetConfig::sparse() },
             NetConfig { pairwise: true, ..NetConfig::sparse() },
+            NetConfig { buckets: 4, ..NetConfig::sparse() },
         ] {
             let json = serde_json::to_value(&c).unwrap();
             let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
@@ -300,6 +329,8 @@ mod tests {
         assert_eq!(NetConfig { pairwise: true, ..NetConfig::sparse() }.short_name(), "sparse-128p-32-32");
         // A net without pairwise products does not name the key, so older sidecars read the same.
         assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("pairwise").is_none());
+        assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("buckets").is_none());
+        assert_eq!(NetConfig { buckets: 4, ..NetConfig::sparse() }.short_name(), "sparse-128-32-32-b4");
         assert_eq!(NetConfig { pairwise: true, ..NetConfig::sparse() }.first_dense_inputs(), 128);
         assert_eq!(NetConfig::sparse().first_dense_inputs(), 256);
     }
@@ -312,6 +343,8 @@ mod tests {
         assert!(e.contains("`accumulator` is a key of the sparse kind"), "{e}");
         let e = toml::from_str::<NetConfig>("pairwise = true\n").unwrap_err().to_string();
         assert!(e.contains("`pairwise` is a key of the sparse kind"), "{e}");
+        let e = toml::from_str::<NetConfig>("buckets = 2\n").unwrap_err().to_string();
+        assert!(e.contains("`buckets` is a key of the sparse kind"), "{e}");
         let e = toml::from_str::<NetConfig>("kind = \"dense\"\n").unwrap_err().to_string();
         assert!(e.contains("dense"), "{e}");
         let e = toml::from_str::<NetConfig>("kind = \"sparse\"\nlayers = 3\n").unwrap_err().to_string();
@@ -326,6 +359,8 @@ mod tests {
             (NetConfig { accumulator: 0, ..NetConfig::sparse() }, "accumulator"),
             (NetConfig { hidden: vec![], ..NetConfig::sparse() }, "hidden (number of layers)"),
             (NetConfig { hidden: vec![8, 0], ..NetConfig::sparse() }, "hidden[1]"),
+            (NetConfig { buckets: 0, ..NetConfig::sparse() }, "buckets"),
+            (NetConfig { buckets: 9, ..NetConfig::sparse() }, "buckets"),
         ];
         for (c, field) in bad {
             assert_eq!(c.validate().unwrap_err().field, field);
@@ -333,5 +368,21 @@ mod tests {
         // The other kind's fields are not checked.
         assert!(NetConfig { channels: 0, ..NetConfig::sparse() }.validate().is_ok());
         assert!(NetConfig::sparse().validate().is_ok() && NetConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn buckets_cut_the_piece_counts_into_equal_ranges() {
+        let four = NetConfig { buckets: 4, ..NetConfig::sparse() };
+        let of = |pieces| four.bucket_of(pieces);
+        assert_eq!([of(1), of(10), of(11), of(20), of(21), of(30), of(31), of(40)], [0, 0, 1, 1, 2, 2, 3, 3]);
+        // Out of range counts stay in the end buckets; one bucket is always bucket 0.
+        assert_eq!((of(0), of(60)), (0, 3));
+        assert!((0..=40).all(|p| NetConfig::sparse().bucket_of(p) == 0));
+        let three = NetConfig { buckets: 3, ..NetConfig::sparse() };
+        let counts = (1..=40).fold([0; 3], |mut c, p| {
+            c[three.bucket_of(p)] += 1;
+            c
+        });
+        assert_eq!(counts, [14, 13, 13]);
     }
 }

@@ -22,7 +22,7 @@ pub mod resolve;
 pub mod sidecar;
 pub mod weights;
 
-pub use arch::{ArchError, NetConfig, NetKind};
+pub use arch::{ArchError, NetConfig, NetKind, MAX_PIECES};
 pub use card::{directory_files, read_sums, sha256_hex, sums_section, verify_card, with_sums_section, CardError, CARD_FILE, SUMS_HEADING};
 pub use resolve::{checkpoints_in, newest, resolve_model, ResolveError};
 pub use sidecar::{

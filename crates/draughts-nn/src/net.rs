@@ -32,6 +32,7 @@ use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use draughts_core::Square;
+use draughts_model::arch::MAX_PIECES;
 use draughts_nnue::features::{mirror_feature, FEATURES, SQUARES};
 
 use crate::encoding::{square_cell, BOARD_SIDE, INPUT_SIZE, PLANES, PLANE_SIZE};
@@ -198,6 +199,9 @@ struct Sparse {
     policy: nn::Linear,
     /// Half the accumulator when the first dense layer reads pairwise products, else 0.
     pairwise_half: i64,
+    /// Phase buckets: each dense layer and head holds this many stacks' outputs one after the
+    /// other (`[buckets * outputs, inputs]`), and a position takes its bucket's.
+    buckets: i64,
 }
 
 impl Net {
@@ -317,8 +321,8 @@ impl Net {
 
 impl Net {
     /// Whether [`Net::widened`] can turn a net of `from` into one of `to`: both sparse, the same
-    /// hidden layers and heads, and `to` at least as wide an accumulator. `None` when it can, or
-    /// why not.
+    /// hidden layers and heads, `to` at least as wide an accumulator, and the same phase buckets
+    /// or buckets added to a net without them. `None` when it can, or why not.
     pub fn widening_refused(from: &NetConfig, to: &NetConfig) -> Option<String> {
         if from.kind != NetKind::Sparse || to.kind != NetKind::Sparse {
             return Some("only a sparse network can be widened".into());
@@ -326,28 +330,37 @@ impl Net {
         if from.hidden != to.hidden || from.moves_left_head != to.moves_left_head {
             return Some("only the accumulator can grow: the hidden layers and heads must be the same".into());
         }
-        if from.pairwise || to.pairwise {
+        if (from.pairwise || to.pairwise) && (from.pairwise != to.pairwise || from.accumulator != to.accumulator) {
             // A copied output would pair with another output than its original's partner.
             return Some("a network with pairwise products cannot be widened".into());
         }
         if to.accumulator < from.accumulator {
             return Some(format!("the accumulator cannot shrink ({} to {})", from.accumulator, to.accumulator));
         }
+        if from.buckets != to.buckets && from.buckets != 1 {
+            return Some(format!(
+                "phase buckets can only be added to a network without them ({} to {})",
+                from.buckets, to.buckets
+            ));
+        }
         None
     }
 
-    /// This sparse net with its accumulator widened to `to.accumulator`, computing the same
-    /// function (Net2WiderNet, Chen et al. 2016): each new first-layer output is a copy of an
-    /// old one (chosen in turn), and every layer that reads the accumulator (the first dense
-    /// layer and the policy head) splits each old output's weights between it and its copies in
-    /// seeded random shares that sum to one. The copies see the same inputs, so the outputs are
-    /// unchanged; the unequal shares give them unequal gradients, so training pulls them apart.
-    /// Gives the variables to a new net on the same device; `self` is unchanged.
+    /// This sparse net with its accumulator widened to `to.accumulator` and its phase buckets
+    /// made `to.buckets`, computing the same function. Widening (Net2WiderNet, Chen et al. 2016):
+    /// each new first-layer output is a copy of an old one (chosen in turn), and every layer that
+    /// reads the accumulator (the first dense layer and the policy head) splits each old output's
+    /// weights between it and its copies in seeded random shares that sum to one. The copies see
+    /// the same inputs, so the outputs are unchanged; the unequal shares give them unequal
+    /// gradients, so training pulls them apart. Buckets: every bucket starts as a copy of the
+    /// one stack of dense layers and heads (training then tells the phases apart). Gives the
+    /// variables to a new net on the same device; `self` is unchanged.
     pub fn widened(&self, to: &NetConfig, seed: u64) -> Result<Net, String> {
         if let Some(why) = Net::widening_refused(&self.config, to) {
             return Err(why);
         }
         let (a, wide) = (self.config.accumulator, to.accumulator);
+        let copies = (to.buckets / self.config.buckets) as i64;
         // The old output each new one copies, and each one's share of its original's weights.
         let source: Vec<i64> = (0..wide).map(|i| (i % a) as i64).collect();
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
@@ -371,14 +384,27 @@ impl Net {
             let cols = Tensor::f_from_slice(&cols).map_err(fail)?.f_to_device(device).map_err(fail)?;
             let shares: Vec<f32> = share.iter().chain(share.iter()).copied().collect();
             let shares = Tensor::f_from_slice(&shares).map_err(fail)?.f_to_device(device).map_err(fail)?.f_unsqueeze(0).map_err(fail)?;
+            let wider = |src: &Tensor| -> Result<Tensor, String> {
+                if wide == a {
+                    return Ok(src.shallow_clone());
+                }
+                src.f_index_select(1, &cols).map_err(fail)?.f_mul(&shares).map_err(fail)
+            };
+            // A dense layer's or head's rows, once per bucket.
+            let tiled = |src: Tensor| -> Result<Tensor, String> {
+                let times: Vec<i64> = std::iter::once(copies).chain(std::iter::repeat_n(1, src.dim() - 1)).collect();
+                src.f_repeat(&times).map_err(fail)
+            };
             for (name, mut var) in net.vs.variables() {
                 let Some(src) = old.get(&name) else {
                     return Err(format!("the narrow net has no variable {name}"));
                 };
                 let value = match name.as_str() {
                     "ft.weight" | "ft.bias" => src.f_index_select(0, &rows).map_err(fail)?,
-                    "l0.weight" | "policy.weight" => src.f_index_select(1, &cols).map_err(fail)?.f_mul(&shares).map_err(fail)?,
-                    _ => src.shallow_clone(),
+                    "policy.weight" => wider(src)?,
+                    "policy.bias" => src.shallow_clone(),
+                    "l0.weight" => tiled(wider(src)?)?,
+                    _ => tiled(src.shallow_clone())?,
                 };
                 if value.size() != var.size() {
                     return Err(format!("{name}: widened to {:?}, the wide net has {:?}", value.size(), var.size()));
@@ -453,8 +479,9 @@ impl Sparse {
         let ft = linear("ft", FEATURES as i64, a);
         let mut hidden = Vec::new();
         let mut inputs = config.first_dense_inputs() as i64;
+        let k = config.buckets as i64;
         for (i, &h) in config.hidden.iter().enumerate() {
-            hidden.push(linear(&format!("l{i}"), inputs, h as i64));
+            hidden.push(linear(&format!("l{i}"), inputs, k * h as i64));
             inputs = h as i64;
         }
         Ok(Sparse {
@@ -462,10 +489,11 @@ impl Sparse {
             gather_them: Tensor::f_from_slice(&them)?,
             ft,
             hidden,
-            wdl: linear("wdl", inputs, 3),
-            moves_left: config.moves_left_head.then(|| linear("moves_left", inputs, 1)),
+            wdl: linear("wdl", inputs, k * 3),
+            moves_left: config.moves_left_head.then(|| linear("moves_left", inputs, k)),
             policy: linear("policy", 2 * a, POLICY_SIZE as i64),
             pairwise_half: if config.pairwise { a / 2 } else { 0 },
+            buckets: k,
         })
     }
 
@@ -486,13 +514,31 @@ impl Sparse {
         } else {
             h0.shallow_clone()
         };
+        // Each position's phase bucket, from its number of pieces (every piece is one active
+        // feature of a point of view): `NetConfig::bucket_of`.
+        let bucket = if self.buckets > 1 {
+            let pieces = us.f_sum_dim_intlist(1, false, Kind::Float)?.f_round()?.f_to_kind(Kind::Int64)?;
+            let b = pieces.f_sub_scalar(1)?.f_clamp_min(0)?.f_mul_scalar(self.buckets)?;
+            Some(b.f_floor_divide_scalar(MAX_PIECES as i64)?.f_clamp_max(self.buckets - 1)?)
+        } else {
+            None
+        };
+        // A layer's outputs for each position's bucket.
+        let pick = |out: Tensor| -> Result<Tensor, NetError> {
+            let Some(bucket) = &bucket else {
+                return Ok(out);
+            };
+            let per = out.size()[1] / self.buckets;
+            let index = bucket.f_view([-1, 1, 1])?.f_expand([-1, 1, per], false)?;
+            Ok(out.f_view([-1, self.buckets, per])?.f_gather(1, &index, false)?.f_squeeze_dim(1)?)
+        };
         for layer in &self.hidden {
-            h = h.apply(layer).f_clamp(0.0, 1.0)?;
+            h = pick(h.apply(layer))?.f_clamp(0.0, 1.0)?;
         }
         Ok(NetOutput {
             policy: h0.apply(&self.policy),
-            wdl: h.apply(&self.wdl),
-            moves_left: self.moves_left.as_ref().map(|m| h.apply(m)),
+            wdl: pick(h.apply(&self.wdl))?,
+            moves_left: self.moves_left.as_ref().map(|m| pick(h.apply(m))).transpose()?,
         })
     }
 }

@@ -126,7 +126,13 @@ fn native_inference_matches_libtorch_on_real_games() {
     let games = &games[..10_000];
     let dir = tempfile::tempdir().unwrap();
     let pairwise = draughts_nn::NetConfig { pairwise: true, ..common::tiny_sparse_config(true) };
-    for (arch, seed) in [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5), (pairwise, 6)] {
+    let buckets = draughts_nn::NetConfig { buckets: 4, ..common::tiny_sparse_config(true) };
+    // The games reach every bucket (4 buckets: 1-10, 11-20, 21-30, 31-40 pieces).
+    let reached: std::collections::BTreeSet<usize> =
+        games.iter().map(|g| buckets.bucket_of(g.position().occupied().count() as usize)).collect();
+    assert_eq!(reached.len(), 4, "{reached:?}");
+    let archs = [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5), (pairwise, 6), (buckets, 7)];
+    for (arch, seed) in archs {
         // Weights moved away from their initialisation, so every variable matters.
         let net = common::perturbed_net(&arch, seed);
         let info = CheckpointInfo { name: "sparse".into(), step: seed, rules: "fmjd".into(), seed, parent: None };
@@ -219,4 +225,48 @@ fn a_widened_net_computes_the_same_function_and_its_copies_learn_apart() {
     assert!(narrow.widened(&common::tiny_config(true), 1).is_err());
     let pairwise = draughts_nn::NetConfig { accumulator: 32, pairwise: true, ..narrow_arch.clone() };
     assert!(narrow.widened(&pairwise, 1).unwrap_err().contains("pairwise"));
+}
+
+#[test]
+fn buckets_added_to_a_net_compute_the_same_function_and_each_bucket_serves_its_phase() {
+    let games = real_positions();
+    let games: Vec<&Game> = games.iter().step_by(10).take(1000).collect();
+    let mut buf = Vec::new();
+    encode_batch(
+        games.iter().map(|g| EncodeInput { position: g.position(), counters: g.counters(), repetitions: g.repetition_count() }),
+        &mut buf,
+    );
+    let xs = Tensor::from_slice(&buf).reshape([games.len() as i64, INPUT_SIZE as i64]);
+    let plain_arch = common::tiny_sparse_config(true);
+    let plain = common::perturbed_net(&plain_arch, 9);
+    let before = tch::no_grad(|| plain.forward(&xs)).unwrap();
+    let diff = |a: &Tensor, b: &Tensor| f64::try_from((a - b).abs().max()).unwrap();
+    for (accumulator, buckets) in [(16, 4), (32, 3)] {
+        let arch = draughts_nn::NetConfig { accumulator, buckets, ..plain_arch.clone() };
+        let net = plain.widened(&arch, 1).unwrap();
+        let after = tch::no_grad(|| net.forward(&xs)).unwrap();
+        assert!(diff(&before.wdl, &after.wdl) < 1e-4, "{arch:?}: wdl {}", diff(&before.wdl, &after.wdl));
+        assert!(diff(&before.policy, &after.policy) < 1e-4, "{arch:?}: policy");
+        assert!(diff(before.moves_left.as_ref().unwrap(), after.moves_left.as_ref().unwrap()) < 1e-4);
+        // Raise bucket 2's win logit: exactly the positions of that bucket change, by 1.
+        tch::no_grad(|| {
+            let bias = net.var_store().variables()["wdl.bias"].shallow_clone();
+            let _ = bias.get(6).f_add_(&Tensor::from(1.0f32)).unwrap();
+        });
+        let moved = tch::no_grad(|| net.forward(&xs)).unwrap();
+        let change = Vec::<f32>::try_from((moved.wdl.select(1, 0) - after.wdl.select(1, 0)).flatten(0, -1)).unwrap();
+        let mut in_bucket = 0;
+        for (g, c) in games.iter().zip(&change) {
+            let bucket = arch.bucket_of(g.position().occupied().count() as usize);
+            let want = if bucket == 2 { 1.0 } else { 0.0 };
+            assert!((c - want).abs() < 1e-5, "{} pieces (bucket {bucket}): changed by {c}", g.position().occupied().count());
+            in_bucket += (bucket == 2) as usize;
+        }
+        assert!(in_bucket > 50 && in_bucket < games.len() - 50, "{in_bucket} of {}", games.len());
+    }
+    // Buckets are added to a net without them, never changed.
+    let four = plain.widened(&draughts_nn::NetConfig { buckets: 4, ..plain_arch.clone() }, 1).unwrap();
+    let e = four.widened(&draughts_nn::NetConfig { buckets: 2, ..plain_arch.clone() }, 1).unwrap_err();
+    assert!(e.contains("phase buckets"), "{e}");
+    assert!(four.widened(&draughts_nn::NetConfig { buckets: 4, accumulator: 32, ..plain_arch.clone() }, 1).is_ok());
 }

@@ -33,6 +33,8 @@ impl Precision {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Accumulator {
     values: Values,
+    /// Pieces on the board of the position it is for (which phase bucket evaluates it).
+    pieces: u8,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +65,15 @@ impl Accumulator {
             (_, Precision::Float) => self.values = Values::Wide(Aligned::zeros(2 * width)),
             (_, Precision::Int8) => self.values = Values::Narrow(Aligned::zeros(2 * width)),
         }
+    }
+
+    /// The number of pieces on the board of the position it is for.
+    pub fn pieces(&self) -> usize {
+        self.pieces as usize
+    }
+
+    pub(crate) fn set_pieces(&mut self, pieces: usize) {
+        self.pieces = pieces.min(u8::MAX as usize) as u8;
     }
 
     /// The precision of its values.
@@ -106,6 +117,7 @@ impl Accumulator {
 
     /// Copies `other` into `self`, without allocating once sized.
     pub fn copy_from(&mut self, other: &Accumulator) {
+        self.pieces = other.pieces;
         match (&mut self.values, &other.values) {
             (Values::Wide(a), Values::Wide(b)) => {
                 a.resize(b.len());

@@ -43,7 +43,7 @@ use crate::accumulator::{Accumulator, Precision};
 use crate::features::{for_each_active, move_delta, FEATURES, MAX_ACTIVE, SQUARES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
-use crate::quant::{FloatLayers, Quantised};
+use crate::quant::{FloatLayers, FloatStack, Quantised};
 
 /// Why a network could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +84,14 @@ struct Dense {
     outputs: usize,
     w: Aligned<f32>,
     b: Aligned<f32>,
+}
+
+/// One phase bucket's dense layers and heads (a network without buckets has one).
+#[derive(Clone, Debug, PartialEq)]
+struct Stack {
+    hidden: Vec<Dense>,
+    wdl: Dense,
+    moves_left: Option<Dense>,
 }
 
 /// What one evaluation gives.
@@ -142,9 +150,8 @@ pub struct Network {
     /// First layer in fixed point, feature-major: row `f` is `ft_w[f * width..][..width]`.
     ft_w: Aligned<i32>,
     ft_b: Aligned<i32>,
-    hidden: Vec<Dense>,
-    wdl: Dense,
-    moves_left: Option<Dense>,
+    /// The dense layers and heads of each phase bucket (`NetConfig::bucket_of`).
+    stacks: Vec<Stack>,
     /// Policy weights as stored (`[2500, 2A]`, one row per logit) and biases.
     policy_w: Aligned<f32>,
     policy_b: Vec<f32>,
@@ -162,21 +169,22 @@ impl PartialEq for Network {
 
 impl Eq for Network {}
 
-/// The tensors of a sparse architecture, with their shapes (PyTorch layout), in file order.
+/// The tensors of a sparse architecture, with their shapes (PyTorch layout), in file order. With
+/// phase buckets each dense layer and head holds every bucket's outputs, bucket 0's first.
 pub fn tensor_shapes(arch: &NetConfig) -> Vec<(String, Vec<usize>)> {
-    let a = arch.accumulator;
+    let (a, k) = (arch.accumulator, arch.buckets);
     let mut v = vec![("ft.weight".to_owned(), vec![a, FEATURES]), ("ft.bias".to_owned(), vec![a])];
     let mut inputs = arch.first_dense_inputs();
     for (i, &h) in arch.hidden.iter().enumerate() {
-        v.push((format!("l{i}.weight"), vec![h, inputs]));
-        v.push((format!("l{i}.bias"), vec![h]));
+        v.push((format!("l{i}.weight"), vec![k * h, inputs]));
+        v.push((format!("l{i}.bias"), vec![k * h]));
         inputs = h;
     }
-    v.push(("wdl.weight".to_owned(), vec![3, inputs]));
-    v.push(("wdl.bias".to_owned(), vec![3]));
+    v.push(("wdl.weight".to_owned(), vec![k * 3, inputs]));
+    v.push(("wdl.bias".to_owned(), vec![k * 3]));
     if arch.moves_left_head {
-        v.push(("moves_left.weight".to_owned(), vec![1, inputs]));
-        v.push(("moves_left.bias".to_owned(), vec![1]));
+        v.push(("moves_left.weight".to_owned(), vec![k, inputs]));
+        v.push(("moves_left.bias".to_owned(), vec![k]));
     }
     v.push(("policy.weight".to_owned(), vec![POLICY_SIZE, 2 * a]));
     v.push(("policy.bias".to_owned(), vec![POLICY_SIZE]));
@@ -224,16 +232,6 @@ impl Network {
                 return Err(LoadError::TooLarge { path: path.to_path_buf(), output: k, bound });
             }
         }
-        let mut layers = FloatLayers {
-            width: a,
-            features: FEATURES,
-            pairwise: arch.pairwise,
-            ft_w: &w,
-            ft_b: &b,
-            hidden: Vec::new(),
-            wdl: (&[], &[]),
-            moves_left: None,
-        };
         let fixed = |x: f32| (x as f64 * Q as f64).round() as i32;
         let mut ft_w = Aligned::zeros(FEATURES * a);
         for k in 0..a {
@@ -243,9 +241,22 @@ impl Network {
         }
         let ft_b = Aligned::from_slice(&b.iter().map(|&x| fixed(x)).collect::<Vec<i32>>());
 
-        let mut dense = |name: &str, inputs: usize, outputs: usize| {
-            let w = take(&format!("{name}.weight"));
-            let mut t = w.clone();
+        // Bucket `bucket`'s rows of a layer in PyTorch's layout (all buckets' in the file).
+        let full: Vec<(String, Vec<f32>, Vec<f32>)> = (0..arch.hidden.len())
+            .map(|i| format!("l{i}"))
+            .chain(["wdl".to_owned()])
+            .chain(arch.moves_left_head.then(|| "moves_left".to_owned()))
+            .map(|name| {
+                let (w, b) = (take(&format!("{name}.weight")), take(&format!("{name}.bias")));
+                (name, w, b)
+            })
+            .collect();
+        let rows_of = |layer: usize, bucket: usize, inputs: usize, outputs: usize| {
+            let (_, w, b) = &full[layer];
+            (&w[bucket * outputs * inputs..(bucket + 1) * outputs * inputs], &b[bucket * outputs..(bucket + 1) * outputs])
+        };
+        let dense = |(w, b): (&[f32], &[f32]), inputs: usize, outputs: usize| {
+            let mut t = w.to_vec();
             if outputs % 8 == 0 {
                 for k in 0..outputs {
                     for j in 0..inputs {
@@ -253,35 +264,30 @@ impl Network {
                     }
                 }
             }
-            Dense { inputs, outputs, w: Aligned::from_slice(&t), b: Aligned::from_slice(&take(&format!("{name}.bias"))) }
+            Dense { inputs, outputs, w: Aligned::from_slice(&t), b: Aligned::from_slice(b) }
         };
-        let mut hidden = Vec::new();
-        let mut inputs = arch.first_dense_inputs();
-        for (i, &h) in arch.hidden.iter().enumerate() {
-            hidden.push(dense(&format!("l{i}"), inputs, h));
-            inputs = h;
+        let depth = arch.hidden.len();
+        let mut stacks = Vec::new();
+        let mut float_stacks = Vec::new();
+        for bucket in 0..arch.buckets {
+            let mut hidden = Vec::new();
+            let mut float = FloatStack { hidden: Vec::new(), wdl: (&[], &[]), moves_left: None };
+            let mut inputs = arch.first_dense_inputs();
+            for (i, &h) in arch.hidden.iter().enumerate() {
+                let rows = rows_of(i, bucket, inputs, h);
+                hidden.push(dense(rows, inputs, h));
+                float.hidden.push((rows.0, rows.1, h));
+                inputs = h;
+            }
+            float.wdl = rows_of(depth, bucket, inputs, 3);
+            float.moves_left = arch.moves_left_head.then(|| rows_of(depth + 1, bucket, inputs, 1));
+            let wdl = dense(float.wdl, inputs, 3);
+            let moves_left = float.moves_left.map(|rows| dense(rows, inputs, 1));
+            stacks.push(Stack { hidden, wdl, moves_left });
+            float_stacks.push(float);
         }
-        let wdl = dense("wdl", inputs, 3);
-        let moves_left = arch.moves_left_head.then(|| dense("moves_left", inputs, 1));
         // The quantised layers, from the float tensors in PyTorch's layout.
-        let rows = |d: &Dense| -> Vec<f32> {
-            if d.outputs % 8 != 0 {
-                return d.w.to_vec();
-            }
-            let mut t = vec![0.0; d.w.len()];
-            for k in 0..d.outputs {
-                for j in 0..d.inputs {
-                    t[k * d.inputs + j] = d.w[j * d.outputs + k];
-                }
-            }
-            t
-        };
-        let hidden_rows: Vec<Vec<f32>> = hidden.iter().map(rows).collect();
-        let wdl_rows = rows(&wdl);
-        let ml_rows = moves_left.as_ref().map(rows);
-        layers.hidden = hidden.iter().zip(&hidden_rows).map(|(d, r)| (&r[..], &d.b[..], d.outputs)).collect();
-        layers.wdl = (&wdl_rows, &wdl.b);
-        layers.moves_left = moves_left.as_ref().zip(ml_rows.as_ref()).map(|(d, r)| (&r[..], &d.b[..]));
+        let layers = FloatLayers { width: a, features: FEATURES, pairwise: arch.pairwise, ft_w: &w, ft_b: &b, stacks: float_stacks };
         let quant = Quantised::new(&layers);
         Ok(Network {
             model_id: meta.model_id.clone(),
@@ -290,9 +296,7 @@ impl Network {
             width: a,
             ft_w,
             ft_b,
-            hidden,
-            wdl,
-            moves_left,
+            stacks,
             policy_w: Aligned::from_slice(&take("policy.weight")),
             policy_b: take("policy.bias"),
             quant,
@@ -326,9 +330,11 @@ impl Network {
         let dense = |d: &Dense| d.w.len() + d.b.len();
         self.ft_w.len()
             + self.ft_b.len()
-            + self.hidden.iter().map(dense).sum::<usize>()
-            + dense(&self.wdl)
-            + self.moves_left.as_ref().map_or(0, dense)
+            + self
+                .stacks
+                .iter()
+                .map(|s| s.hidden.iter().map(dense).sum::<usize>() + dense(&s.wdl) + s.moves_left.as_ref().map_or(0, dense))
+                .sum::<usize>()
             + self.policy_w.len()
             + self.policy_b.len()
     }
@@ -371,6 +377,7 @@ impl Network {
         let a = self.width;
         let precision = self.supported(acc.precision());
         acc.resize(a, precision);
+        acc.set_pieces(pos.occupied().count() as usize);
         let mut active = [0u16; MAX_ACTIVE];
         for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
             let mut n = 0;
@@ -404,6 +411,8 @@ impl Network {
         // Black's features are White's mirrored.
         let white = move_delta(before, mv, Color::White);
         let black = white.mirrored();
+        // The moving piece is removed and added; the captured ones are removed.
+        child.set_pieces(parent.pieces() + 1 - white.removed().len());
         for (p, d) in [white, black].iter().enumerate() {
             match precision {
                 Precision::Float => {
@@ -484,15 +493,16 @@ impl Network {
         self.first_layer(acc, side, scratch);
         let Scratch { h0, p, a, b, .. } = scratch;
         let mut input = self.dense_input(h0, p);
-        for layer in &self.hidden {
+        let stack = &self.stacks[self.arch.bucket_of(acc.pieces())];
+        for layer in &stack.hidden {
             a.resize(layer.outputs);
             self.apply(layer, input, a, true);
             std::mem::swap(a, b);
             input = &b[..];
         }
         let mut z = [0.0f32; 3];
-        self.apply(&self.wdl, input, &mut z, false);
-        let moves_left = self.moves_left.as_ref().map(|m| {
+        self.apply(&stack.wdl, input, &mut z, false);
+        let moves_left = stack.moves_left.as_ref().map(|m| {
             let mut o = [0.0f32; 1];
             self.apply(m, input, &mut o, false);
             o[0]
@@ -526,15 +536,16 @@ impl Network {
             pairwise8(&h8[pw..pw + a], p_them);
             input = &p8[..];
         }
-        for layer in &q.hidden {
+        let stack = &q.stacks[self.arch.bucket_of(acc.pieces())];
+        for layer in &stack.hidden {
             a8.resize(layer.outputs);
             (self.kernels.dense8)(input, &layer.w, &layer.b, &layer.scale, a8);
             std::mem::swap(a8, b8);
             input = &b8[..];
         }
         let mut z = [0.0f32; 3];
-        q.wdl.apply(self.kernels.dot8, input, &mut z);
-        let moves_left = q.moves_left.as_ref().map(|m| {
+        stack.wdl.apply(self.kernels.dot8, input, &mut z);
+        let moves_left = stack.moves_left.as_ref().map(|m| {
             let mut o = [0.0f32; 1];
             m.apply(self.kernels.dot8, input, &mut o);
             o[0]

@@ -74,6 +74,13 @@ pub(crate) struct Quantised {
     /// Feature-major, as the float table.
     pub ft_w: Aligned<i16>,
     pub ft_b: Aligned<i16>,
+    /// The dense layers and heads of each phase bucket.
+    pub stacks: Vec<Stack8>,
+}
+
+/// One phase bucket's quantised dense layers and heads.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Stack8 {
     pub hidden: Vec<Dense8>,
     pub wdl: Head,
     pub moves_left: Option<Head>,
@@ -87,6 +94,12 @@ pub(crate) struct FloatLayers<'a> {
     pub pairwise: bool,
     pub ft_w: &'a [f32],
     pub ft_b: &'a [f32],
+    /// Each phase bucket's dense layers and heads.
+    pub stacks: Vec<FloatStack<'a>>,
+}
+
+/// One phase bucket's float layers.
+pub(crate) struct FloatStack<'a> {
     /// `(weights, biases, outputs)` of each hidden layer.
     pub hidden: Vec<(&'a [f32], &'a [f32], usize)>,
     pub wdl: (&'a [f32], &'a [f32]),
@@ -146,56 +159,61 @@ impl Quantised {
         // theirs at a / 2..a, in the order of their pairs' first outputs.
         let padded_width = round_up(a, 4);
         let half = a / 2;
-        let (mut input_of, mut inputs, first_gain): (Vec<usize>, usize, f32) = if f.pairwise {
+        let (first_input_of, first_inputs, first_gain): (Vec<usize>, usize, f32) = if f.pairwise {
             let ours = position_of[..half].iter().copied();
             (ours.clone().chain(ours.map(|p| half + p)).collect(), a, 128.0 / 127.0)
         } else {
             (position_of.iter().copied().chain(position_of.iter().map(|&p| padded_width + p)).collect(), 2 * padded_width, 1.0)
         };
-        let mut hidden = Vec::new();
-        for (i, &(w, b, outputs)) in f.hidden.iter().enumerate() {
-            let real_inputs = input_of.len();
-            let padded = round_up(outputs, 8);
-            let mut qw = Aligned::zeros(inputs * padded);
-            let mut qb = Aligned::zeros(padded);
-            let mut qs = Aligned::zeros(padded);
-            let gain = if i == 0 { first_gain } else { 1.0 };
-            for k in 0..outputs {
-                let row: Vec<f32> = w[k * real_inputs..(k + 1) * real_inputs].iter().map(|&x| x * gain).collect();
-                let s = row_scale(&row, 127.0);
-                for (j, &x) in row.iter().enumerate() {
-                    let jj = input_of[j];
-                    qw[((jj / 4) * padded + k) * 4 + jj % 4] = (x * s).round().clamp(-127.0, 127.0) as i8;
+        let mut stacks = Vec::new();
+        for stack in &f.stacks {
+            let (mut input_of, mut inputs) = (first_input_of.clone(), first_inputs);
+            let mut hidden = Vec::new();
+            for (i, &(w, b, outputs)) in stack.hidden.iter().enumerate() {
+                let real_inputs = input_of.len();
+                let padded = round_up(outputs, 8);
+                let mut qw = Aligned::zeros(inputs * padded);
+                let mut qb = Aligned::zeros(padded);
+                let mut qs = Aligned::zeros(padded);
+                let gain = if i == 0 { first_gain } else { 1.0 };
+                for k in 0..outputs {
+                    let row: Vec<f32> = w[k * real_inputs..(k + 1) * real_inputs].iter().map(|&x| x * gain).collect();
+                    let s = row_scale(&row, 127.0);
+                    for (j, &x) in row.iter().enumerate() {
+                        let jj = input_of[j];
+                        qw[((jj / 4) * padded + k) * 4 + jj % 4] = (x * s).round().clamp(-127.0, 127.0) as i8;
+                    }
+                    qb[k] = bias(b[k], 127.0 * s, &format!("l{i}"), k)?;
+                    qs[k] = 1.0 / s;
                 }
-                qb[k] = bias(b[k], 127.0 * s, &format!("l{i}"), k)?;
-                qs[k] = 1.0 / s;
+                hidden.push(Dense8 { outputs: padded, w: qw, b: qb, scale: qs });
+                input_of = (0..outputs).collect();
+                inputs = padded;
             }
-            hidden.push(Dense8 { outputs: padded, w: qw, b: qb, scale: qs });
-            input_of = (0..outputs).collect();
-            inputs = padded;
+            let head = |(w, b): (&[f32], &[f32]), name: &str| -> Result<Head, String> {
+                let real_inputs = input_of.len();
+                let outputs = b.len();
+                let mut qw = vec![0i16; outputs * inputs];
+                let mut qb = Vec::new();
+                let mut unscale = Vec::new();
+                for k in 0..outputs {
+                    let row = &w[k * real_inputs..(k + 1) * real_inputs];
+                    // The sum (at most inputs x 127 x top) stays below 2^30 in magnitude.
+                    let top = (i16::MAX as f32).min(i16::MAX as f32 * 256.0 / inputs as f32);
+                    let s = row_scale(row, top);
+                    for (j, &x) in row.iter().enumerate() {
+                        qw[k * inputs + input_of[j]] = (x * s).round().clamp(-top, top) as i16;
+                    }
+                    qb.push(bias(b[k], 127.0 * s, name, k)?);
+                    unscale.push(1.0 / (127.0 * s));
+                }
+                Ok(Head { inputs, w: qw, b: qb, unscale })
+            };
+            let wdl = head(stack.wdl, "wdl")?;
+            let moves_left = stack.moves_left.map(|m| head(m, "moves_left")).transpose()?;
+            stacks.push(Stack8 { hidden, wdl, moves_left });
         }
-        let head = |(w, b): (&[f32], &[f32]), name: &str| -> Result<Head, String> {
-            let real_inputs = input_of.len();
-            let outputs = b.len();
-            let mut qw = vec![0i16; outputs * inputs];
-            let mut qb = Vec::new();
-            let mut unscale = Vec::new();
-            for k in 0..outputs {
-                let row = &w[k * real_inputs..(k + 1) * real_inputs];
-                // The sum (at most inputs x 127 x top) stays below 2^30 in magnitude.
-                let top = (i16::MAX as f32).min(i16::MAX as f32 * 256.0 / inputs as f32);
-                let s = row_scale(row, top);
-                for (j, &x) in row.iter().enumerate() {
-                    qw[k * inputs + input_of[j]] = (x * s).round().clamp(-top, top) as i16;
-                }
-                qb.push(bias(b[k], 127.0 * s, name, k)?);
-                unscale.push(1.0 / (127.0 * s));
-            }
-            Ok(Head { inputs, w: qw, b: qb, unscale })
-        };
-        let wdl = head(f.wdl, "wdl")?;
-        let moves_left = f.moves_left.map(|m| head(m, "moves_left")).transpose()?;
-        Ok(Quantised { shift, padded_width, position_of, ft_w, ft_b, hidden, wdl, moves_left })
+        Ok(Quantised { shift, padded_width, position_of, ft_w, ft_b, stacks })
     }
 }
 

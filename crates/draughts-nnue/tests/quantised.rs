@@ -40,7 +40,8 @@ fn games(n: usize, seed: u64) -> Vec<Vec<(Position, draughts_core::Move)>> {
 }
 
 /// Odd widths too: an accumulator that is not a multiple of 16, hidden layers that are not
-/// multiples of 8; and pairwise products.
+/// multiples of 8; pairwise products; phase buckets (8 of them: random games pass through
+/// several).
 fn archs() -> Vec<NetConfig> {
     vec![
         NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, ..NetConfig::sparse() },
@@ -48,6 +49,8 @@ fn archs() -> Vec<NetConfig> {
         NetConfig { accumulator: 64, hidden: vec![32], moves_left_head: false, ..NetConfig::sparse() },
         NetConfig { accumulator: 40, hidden: vec![16, 8], moves_left_head: true, pairwise: true, ..NetConfig::sparse() },
         NetConfig { accumulator: 24, hidden: vec![12], moves_left_head: false, pairwise: true, ..NetConfig::sparse() },
+        NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, buckets: 8, ..NetConfig::sparse() },
+        NetConfig { accumulator: 24, hidden: vec![12], pairwise: true, buckets: 3, ..NetConfig::sparse() },
     ]
 }
 
@@ -60,6 +63,7 @@ fn quantised_updates_equal_refreshes_and_every_kernel_gives_the_same_output() {
         let slow = fast.clone().with_simd(Simd::Scalar);
         let (mut s1, mut s2) = (Scratch::default(), Scratch::default());
         let mut steps = 0;
+        let mut buckets = std::collections::BTreeSet::new();
         for line in games(12, 40 + i as u64) {
             let mut acc = fast.new_accumulator_with(Precision::Int8);
             assert_eq!(acc.precision(), Precision::Int8);
@@ -73,6 +77,8 @@ fn quantised_updates_equal_refreshes_and_every_kernel_gives_the_same_output() {
                 slow.refresh(&after, &mut fresh_slow);
                 assert_eq!(next, fresh, "{pos:?} {mv:?}");
                 assert_eq!(fresh, fresh_slow);
+                assert_eq!(next.pieces(), after.occupied().count() as usize);
+                buckets.insert(arch.bucket_of(next.pieces()));
                 let side = after.side_to_move();
                 let (a, b) = (fast.evaluate(&next, side, &mut s1), slow.evaluate(&fresh_slow, side, &mut s2));
                 assert_eq!(a, b, "{arch:?} {after:?}");
@@ -82,6 +88,7 @@ fn quantised_updates_equal_refreshes_and_every_kernel_gives_the_same_output() {
             }
         }
         assert!(steps > 500, "{steps}");
+        assert!(buckets.len() >= arch.buckets.min(3), "{arch:?}: buckets {buckets:?}");
     }
 }
 

@@ -212,6 +212,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "tch": "0.24.0",
             "libtorch": draughts_nn::LIBTORCH_LIB,
             "net": cfg.net.short_name(),
+            "init": cfg.init.trim(),
+            "extra_games": cfg.train.extra_games,
         }),
     )?;
     if state.cycle == 0 {

@@ -172,7 +172,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     drop(net);
 
-    let facts = RunFacts { dir: run_dir, work, evals, has_config: config.is_some(), earlier_configs: earlier, has_report };
+    // Where the run started and which other runs' games it trained on, from its config.
+    let parsed = config.as_deref().and_then(|c| std::str::from_utf8(c).ok()).and_then(|t| t.parse::<toml::Table>().ok());
+    let init = parsed.as_ref().and_then(|t| t.get("init")?.as_str().map(|s| s.trim().to_owned())).filter(|s| !s.is_empty());
+    let extra_games: Vec<String> = parsed
+        .as_ref()
+        .and_then(|t| t.get("train")?.get("extra_games")?.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    let facts = RunFacts {
+        dir: run_dir,
+        work,
+        evals,
+        has_config: config.is_some(),
+        earlier_configs: earlier,
+        has_report,
+        init,
+        extra_games,
+    };
     let card = model_card(&meta, params, &facts, &results, &a);
     // The card ends with the SHA-256 of every file of the directory (the sidecar, written
     // after it, included), checked whenever the model is loaded from the directory.
@@ -238,6 +257,10 @@ struct RunFacts {
     has_config: bool,
     /// `config.prev-N.toml` files: configs the run replaced on a restart, oldest first.
     earlier_configs: Vec<String>,
+    /// The run's `init` (the model it started from), when it names one.
+    init: Option<String>,
+    /// The run's `train.extra_games`: other runs' games directories in its replay window.
+    extra_games: Vec<String>,
     /// The run's report (`report/summary.md` and its plots) was copied along.
     has_report: bool,
 }
@@ -325,16 +348,30 @@ fn model_card(
         draughts_model::NetKind::Sparse => writeln!(
             s,
             "| Architecture | sparse: 2 x 200 piece-square features -> accumulator 2 x {} (updated incrementally) -> \
-             dense {} (clipped ReLU) -> win/draw/loss; policy 2 x {} -> 2500 move logits{ml} (runs natively, no libtorch) |",
+             dense {} (clipped ReLU) -> win/draw/loss; policy 2 x {} -> 2500 move logits{ml}{pairwise}{buckets} \
+             (runs natively, no libtorch) |",
             arch.accumulator,
             arch.hidden.iter().map(|h| h.to_string()).collect::<Vec<_>>().join(" -> "),
-            arch.accumulator
+            arch.accumulator,
+            pairwise = if arch.pairwise { "; the first dense layer reads the pairwise products of each accumulator's halves" } else { "" },
+            buckets = if arch.buckets > 1 {
+                format!("; {} phase buckets (a stack of dense layers and heads for each range of the number of pieces)", arch.buckets)
+            } else {
+                String::new()
+            },
         ),
     };
     let _ = writeln!(s, "| Parameters | {params} |");
     let _ = writeln!(s, "| Input encoding | version {} |", meta.encoding_version);
     let _ = writeln!(s, "| Rules | {} |", meta.rules);
     let _ = writeln!(s, "| Training | run `{}`, seed {}, {} training steps |", meta.name, meta.seed, meta.step);
+    if let Some(init) = &run.init {
+        let _ = writeln!(s, "| Started from | `{init}` (its weights were the run's step 0) |");
+    }
+    if !run.extra_games.is_empty() {
+        let dirs: Vec<String> = run.extra_games.iter().map(|d| format!("`{d}`")).collect();
+        let _ = writeln!(s, "| Other runs' games | {} (read only, in the replay window with the run's own) |", dirs.join(", "));
+    }
     if let Some(w) = work {
         let _ = writeln!(
             s,
