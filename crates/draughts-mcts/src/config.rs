@@ -70,8 +70,9 @@ pub struct MctsConfig {
     pub reuse_tree: bool,
     /// A sparse network evaluated natively ([`crate::NnueEvaluator`]): the most positions a leaf
     /// with a capture pending visits to take its value from the forced captures (a quiescence
-    /// with the network, which is trained on quiet positions). 0 (default): off, the network's
-    /// value of the leaf as it stands.
+    /// with the network, which is trained on quiet positions). Default 64 (measured: the MCTS
+    /// generator's network after 40 minutes gained +113 [+79, +149] Elo with it); 0: off, the
+    /// network's value of the leaf as it stands.
     pub capture_resolution: u32,
 }
 
@@ -95,7 +96,7 @@ impl Default for MctsConfig {
             c_scale: 1.0,
             seed: 0,
             reuse_tree: true,
-            capture_resolution: 0,
+            capture_resolution: 64,
         }
     }
 }

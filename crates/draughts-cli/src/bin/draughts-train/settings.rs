@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn configs_that_differ_in_text_only_have_the_same_values() {
         let old = "seed = 3\n[mcts]\nsimulations = 64\n";
-        assert!(same_values(old, "# a comment\nseed = 3\ninit = \"\"\n[mcts]\ncapture_resolution = 0\nsimulations = 64\n"));
+        assert!(same_values(old, "# a comment\nseed = 3\ninit = \"\"\n[mcts]\ncapture_resolution = 64\nsimulations = 64\n"));
         assert!(!same_values(old, "seed = 3\n[mcts]\nsimulations = 64\ncapture_resolution = 8\n"));
         assert!(!same_values(old, "seed = 4\n[mcts]\nsimulations = 64\n"));
         assert!(!same_values(old, "seed = 3\n[mcts]\nsimulashuns = 64\n"), "a text that does not parse is not the same");
