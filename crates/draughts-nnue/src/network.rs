@@ -242,17 +242,14 @@ impl Network {
         let ft_b = Aligned::from_slice(&b.iter().map(|&x| fixed(x)).collect::<Vec<i32>>());
 
         // Bucket `bucket`'s rows of a layer in PyTorch's layout (all buckets' in the file).
-        let full: Vec<(String, Vec<f32>, Vec<f32>)> = (0..arch.hidden.len())
+        let full: Vec<(Vec<f32>, Vec<f32>)> = (0..arch.hidden.len())
             .map(|i| format!("l{i}"))
             .chain(["wdl".to_owned()])
             .chain(arch.moves_left_head.then(|| "moves_left".to_owned()))
-            .map(|name| {
-                let (w, b) = (take(&format!("{name}.weight")), take(&format!("{name}.bias")));
-                (name, w, b)
-            })
+            .map(|name| (take(&format!("{name}.weight")), take(&format!("{name}.bias"))))
             .collect();
         let rows_of = |layer: usize, bucket: usize, inputs: usize, outputs: usize| {
-            let (_, w, b) = &full[layer];
+            let (w, b) = &full[layer];
             (&w[bucket * outputs * inputs..(bucket + 1) * outputs * inputs], &b[bucket * outputs..(bucket + 1) * outputs])
         };
         let dense = |(w, b): (&[f32], &[f32]), inputs: usize, outputs: usize| {
