@@ -603,23 +603,26 @@ fn sparse_network_loop_and_players() {
     assert!(stderr(&o).contains("widened from sparse-16-8 to sparse-24-8"), "{}", stderr(&o));
     let (_, _, meta) = draughts_model::checkpoints_in(&wider.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
     assert_eq!((meta.step, meta.parent.as_deref(), meta.architecture.accumulator), (0, Some(exported.model_id.as_str()), 24));
-    // Phase buckets: a model without them starts a run with them, each bucket a copy of its
-    // dense stack; the exported model's card names the buckets and the model the run started from.
+    // Phase buckets and block patterns: a model without them starts a run with them, each bucket a
+    // copy of its dense stack, the patterns at zero; the exported model (TorchScript included)
+    // has a card that names both and the model the run started from.
     let bucketed = dir.join("bucketed");
     let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", bucketed.to_str().unwrap(), "--set", &init];
-    for s in sets.iter().chain(&["net.buckets=3"]) {
+    for s in sets.iter().chain(&["net.buckets=3", "net.patterns=true"]) {
         args.extend(["--set", s]);
     }
     let o = draughts(&args, None);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("widened from sparse-16-8 to sparse-16-8-b3"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("widened from sparse-16-8 to sparse-16-8-b3-pat"), "{}", stderr(&o));
     let (_, _, meta) = draughts_model::checkpoints_in(&bucketed.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
-    assert_eq!((meta.parent.as_deref(), meta.architecture.buckets), (Some(exported.model_id.as_str()), 3));
+    let arch = &meta.architecture;
+    assert_eq!((meta.parent.as_deref(), arch.buckets, arch.patterns), (Some(exported.model_id.as_str()), 3, true));
     let bmodel = dir.join("bmodel");
     let o = draughts(&["export", "--checkpoint", bucketed.to_str().unwrap(), "--out", bmodel.to_str().unwrap()], None);
     assert!(o.status.success(), "{}", stderr(&o));
     let card = std::fs::read_to_string(bmodel.join("README.md")).unwrap();
     assert!(card.contains("3 phase buckets") && card.contains(&format!("| Started from | `{}`", model.display())), "{card}");
+    assert!(card.contains("16 block patterns"), "{card}");
 
     // A ResNet cannot be the engine's evaluation: a clear error, exit 2.
     let (rdir, resnet) = fresh_run("sparse-resnet");

@@ -12,7 +12,9 @@
 //!   `accumulator` (width of the first layer, per point of view), `hidden` (the dense layers'
 //!   widths), `moves_left_head`, `pairwise` (the first dense layer reads the products of each
 //!   point of view's two accumulator halves: half the inputs), `buckets` (phase buckets: that many
-//!   stacks of dense layers and heads, one chosen by the number of pieces on the board). See
+//!   stacks of dense layers and heads, one chosen by the number of pieces on the board),
+//!   `patterns` (the first layer also reads 16 block patterns of 4 x 4 squares: Scan's local
+//!   patterns as 104,976 more features, one active per block). See
 //!   `draughts-nnue` for the exact layout.
 //!
 //! A key of the other kind is an error (`blocks` under `kind = "sparse"` would silently mean
@@ -74,6 +76,11 @@ pub struct NetConfig {
     /// position is evaluated by the stack of its number of pieces ([`NetConfig::bucket_of`]);
     /// the accumulator and the policy are shared. 1: one stack (every network before them).
     pub buckets: usize,
+    /// Sparse: the first layer also reads the configuration of each of 16 overlapping blocks of
+    /// 4 x 4 squares (3^8 each: empty, own piece, opponent's piece on its 8 dark squares), one
+    /// feature per block and configuration (`draughts_nnue::features`). A network without them
+    /// starts a run with them at zero (the same outputs).
+    pub patterns: bool,
 }
 
 /// Most pieces on a board (20 a side at the start).
@@ -99,6 +106,7 @@ impl Default for NetConfig {
             hidden: SPARSE_HIDDEN.to_vec(),
             pairwise: false,
             buckets: 1,
+            patterns: false,
         }
     }
 }
@@ -175,7 +183,8 @@ impl NetConfig {
 
     /// A short name: `4x32` or `6x64-ml` for a ResNet (blocks x channels, `-ml` with a
     /// moves-left head), `sparse-128-32-32` for a sparse net (accumulator, dense layers;
-    /// `sparse-128p-32-32` with pairwise products, `sparse-128-32-32-b4` with 4 phase buckets).
+    /// `sparse-128p-32-32` with pairwise products, `sparse-128-32-32-b4` with 4 phase buckets,
+    /// `sparse-128-32-32-pat` with block patterns).
     pub fn short_name(&self) -> String {
         let ml = if self.moves_left_head { "-ml" } else { "" };
         match self.kind {
@@ -184,7 +193,8 @@ impl NetConfig {
                 let hidden: Vec<String> = self.hidden.iter().map(|h| h.to_string()).collect();
                 let p = if self.pairwise { "p" } else { "" };
                 let b = if self.buckets > 1 { format!("-b{}", self.buckets) } else { String::new() };
-                format!("sparse-{}{p}-{}{b}{ml}", self.accumulator, hidden.join("-"))
+                let pat = if self.patterns { "-pat" } else { "" };
+                format!("sparse-{}{p}-{}{b}{pat}{ml}", self.accumulator, hidden.join("-"))
             }
         }
     }
@@ -217,6 +227,9 @@ struct RawNetConfig {
     /// Written only when more than 1, likewise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     buckets: Option<usize>,
+    /// Written only when true, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    patterns: Option<bool>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -236,6 +249,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
                 ("hidden", raw.hidden.is_some()),
                 ("pairwise", raw.pairwise.is_some()),
                 ("buckets", raw.buckets.is_some()),
+                ("patterns", raw.patterns.is_some()),
             ],
         );
         let foreign: &[(&str, bool)] = match kind {
@@ -266,6 +280,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
             hidden: raw.hidden.unwrap_or(d.hidden),
             pairwise: raw.pairwise.unwrap_or(d.pairwise),
             buckets: raw.buckets.unwrap_or(d.buckets),
+            patterns: raw.patterns.unwrap_or(d.patterns),
         })
     }
 }
@@ -285,6 +300,7 @@ impl From<NetConfig> for RawNetConfig {
                 raw.hidden = Some(c.hidden);
                 raw.pairwise = c.pairwise.then_some(true);
                 raw.buckets = (c.buckets > 1).then_some(c.buckets);
+                raw.patterns = c.patterns.then_some(true);
             }
         }
         raw
@@ -314,6 +330,7 @@ mod tests {
             NetConfig { accumulator: 256, hidden: vec![16], ..NetConfig::sparse() },
             NetConfig { pairwise: true, ..NetConfig::sparse() },
             NetConfig { buckets: 4, ..NetConfig::sparse() },
+            NetConfig { patterns: true, ..NetConfig::sparse() },
         ] {
             let json = serde_json::to_value(&c).unwrap();
             let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
@@ -330,6 +347,8 @@ mod tests {
         // A net without pairwise products does not name the key, so older sidecars read the same.
         assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("pairwise").is_none());
         assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("buckets").is_none());
+        assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("patterns").is_none());
+        assert_eq!(NetConfig { patterns: true, buckets: 2, ..NetConfig::sparse() }.short_name(), "sparse-128-32-32-b2-pat");
         assert_eq!(NetConfig { buckets: 4, ..NetConfig::sparse() }.short_name(), "sparse-128-32-32-b4");
         assert_eq!(NetConfig { pairwise: true, ..NetConfig::sparse() }.first_dense_inputs(), 128);
         assert_eq!(NetConfig::sparse().first_dense_inputs(), 256);
@@ -343,6 +362,8 @@ mod tests {
         assert!(e.contains("`accumulator` is a key of the sparse kind"), "{e}");
         let e = toml::from_str::<NetConfig>("pairwise = true\n").unwrap_err().to_string();
         assert!(e.contains("`pairwise` is a key of the sparse kind"), "{e}");
+        let e = toml::from_str::<NetConfig>("patterns = true\n").unwrap_err().to_string();
+        assert!(e.contains("`patterns` is a key of the sparse kind"), "{e}");
         let e = toml::from_str::<NetConfig>("buckets = 2\n").unwrap_err().to_string();
         assert!(e.contains("`buckets` is a key of the sparse kind"), "{e}");
         let e = toml::from_str::<NetConfig>("kind = \"dense\"\n").unwrap_err().to_string();

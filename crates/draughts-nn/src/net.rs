@@ -33,7 +33,7 @@ use tch::{Device, Kind, Tensor};
 
 use draughts_core::Square;
 use draughts_model::arch::MAX_PIECES;
-use draughts_nnue::features::{mirror_feature, FEATURES, SQUARES};
+use draughts_nnue::features::{mirror_feature, BLOCKS, BLOCK_LAYOUT, CONFIGS, FEATURES, PATTERN_FEATURES, SQUARES};
 
 use crate::encoding::{square_cell, BOARD_SIDE, INPUT_SIZE, PLANES, PLANE_SIZE};
 use crate::policy::POLICY_SIZE;
@@ -193,6 +193,11 @@ struct Sparse {
     gather_us: Tensor,
     gather_them: Tensor,
     ft: nn::Linear,
+    /// Block patterns (`NetConfig::patterns`): the table `pt.weight` `[104976, A]` (one row per
+    /// block and configuration, zeros at first), the `[50, 16]` matrix that turns a point of
+    /// view's square states (0 empty, 1 own, 2 opponent) into each block's configuration, and
+    /// each block's first row (`b * 6561`).
+    patterns: Option<(Tensor, Tensor, Tensor)>,
     hidden: Vec<nn::Linear>,
     wdl: nn::Linear,
     moves_left: Option<nn::Linear>,
@@ -298,8 +303,9 @@ impl Net {
 
     /// Keeps a sparse net's weights inside what its quantised form (`draughts_nnue`,
     /// `Precision::Int8`) holds well: first-layer weights and biases within
-    /// ±[`FT_WEIGHT_LIMIT`] (so no 16-bit accumulator entry can overflow:
-    /// 50 squares x 4 + 4 < 32767 / 127), hidden-layer weights within ±[`HIDDEN_WEIGHT_LIMIT`]
+    /// ±[`FT_WEIGHT_LIMIT`] and pattern weights within ±[`PATTERN_WEIGHT_LIMIT`] (so no 16-bit
+    /// accumulator entry can overflow: 50 squares x 4 + 16 blocks x 2 + 4 < 32767 / 127),
+    /// hidden-layer weights within ±[`HIDDEN_WEIGHT_LIMIT`]
     /// (each output's 8-bit scale is then at least Stockfish's 64). The trainer calls it after
     /// every step; a ResNet is left alone.
     pub fn clamp_to_quantisable(&mut self) -> Result<(), NetError> {
@@ -308,6 +314,9 @@ impl Net {
         };
         tch::no_grad(|| -> Result<(), NetError> {
             let _ = sp.ft.ws.f_clamp_(-FT_WEIGHT_LIMIT, FT_WEIGHT_LIMIT)?;
+            if let Some((table, _, _)) = &mut sp.patterns {
+                let _ = table.f_clamp_(-PATTERN_WEIGHT_LIMIT, PATTERN_WEIGHT_LIMIT)?;
+            }
             if let Some(b) = &mut sp.ft.bs {
                 let _ = b.f_clamp_(-FT_WEIGHT_LIMIT, FT_WEIGHT_LIMIT)?;
             }
@@ -337,6 +346,9 @@ impl Net {
         if to.accumulator < from.accumulator {
             return Some(format!("the accumulator cannot shrink ({} to {})", from.accumulator, to.accumulator));
         }
+        if from.patterns && !to.patterns {
+            return Some("block patterns cannot be removed from a network".into());
+        }
         if from.buckets != to.buckets && from.buckets != 1 {
             return Some(format!(
                 "phase buckets can only be added to a network without them ({} to {})",
@@ -353,8 +365,9 @@ impl Net {
     /// weights between it and its copies in seeded random shares that sum to one. The copies see
     /// the same inputs, so the outputs are unchanged; the unequal shares give them unequal
     /// gradients, so training pulls them apart. Buckets: every bucket starts as a copy of the
-    /// one stack of dense layers and heads (training then tells the phases apart). Gives the
-    /// variables to a new net on the same device; `self` is unchanged.
+    /// one stack of dense layers and heads (training then tells the phases apart). Block
+    /// patterns added to a net without them start at zero. Gives the variables to a new net on
+    /// the same device; `self` is unchanged.
     pub fn widened(&self, to: &NetConfig, seed: u64) -> Result<Net, String> {
         if let Some(why) = Net::widening_refused(&self.config, to) {
             return Err(why);
@@ -397,10 +410,16 @@ impl Net {
             };
             for (name, mut var) in net.vs.variables() {
                 let Some(src) = old.get(&name) else {
+                    if name == "pt.weight" {
+                        // Patterns added: their table stays zero, adding nothing.
+                        continue;
+                    }
                     return Err(format!("the narrow net has no variable {name}"));
                 };
                 let value = match name.as_str() {
                     "ft.weight" | "ft.bias" => src.f_index_select(0, &rows).map_err(fail)?,
+                    // One row per pattern feature, one column per accumulator output.
+                    "pt.weight" => src.f_index_select(1, &rows).map_err(fail)?,
                     "policy.weight" => wider(src)?,
                     "policy.bias" => src.shallow_clone(),
                     "l0.weight" => tiled(wider(src)?)?,
@@ -420,6 +439,8 @@ impl Net {
 /// Largest first-layer weight or bias of a sparse net in training (see
 /// [`Net::clamp_to_quantisable`]).
 pub const FT_WEIGHT_LIMIT: f64 = 4.0;
+/// Largest block-pattern weight of a sparse net in training (see [`Net::clamp_to_quantisable`]).
+pub const PATTERN_WEIGHT_LIMIT: f64 = 2.0;
 /// Largest hidden-layer weight of a sparse net in training: 127 / 64.
 pub const HIDDEN_WEIGHT_LIMIT: f64 = 127.0 / 64.0;
 
@@ -477,6 +498,20 @@ impl Sparse {
         let them: Vec<i64> = (0..FEATURES).map(|f| us[mirror_feature(f)]).collect();
         let linear = |name: &str, i: i64, o: i64| nn::linear(root / name, i, o, Default::default());
         let ft = linear("ft", FEATURES as i64, a);
+        let patterns = if config.patterns {
+            let table = (root / "pt").zeros("weight", &[PATTERN_FEATURES as i64, a]);
+            // powers[sq, b] = 3^i when square sq is block b's i-th square.
+            let mut powers = vec![0.0f32; SQUARES * BLOCKS];
+            for (b, squares) in BLOCK_LAYOUT.iter().enumerate() {
+                for (i, &sq) in squares.iter().enumerate() {
+                    powers[sq as usize * BLOCKS + b] = 3f32.powi(i as i32);
+                }
+            }
+            let offsets: Vec<i64> = (0..BLOCKS).map(|b| (b * CONFIGS) as i64).collect();
+            Some((table, Tensor::f_from_slice(&powers)?.f_view([SQUARES as i64, BLOCKS as i64])?, Tensor::f_from_slice(&offsets)?))
+        } else {
+            None
+        };
         let mut hidden = Vec::new();
         let mut inputs = config.first_dense_inputs() as i64;
         let k = config.buckets as i64;
@@ -488,6 +523,7 @@ impl Sparse {
             gather_us: Tensor::f_from_slice(&us)?,
             gather_them: Tensor::f_from_slice(&them)?,
             ft,
+            patterns,
             hidden,
             wdl: linear("wdl", inputs, k * 3),
             moves_left: config.moves_left_head.then(|| linear("moves_left", inputs, k)),
@@ -497,12 +533,35 @@ impl Sparse {
         })
     }
 
+    /// The accumulator of one point of view from its 200 piece-square features `[B, 200]`: the
+    /// first layer, plus each block's pattern row with patterns.
+    fn first_layer(&self, view: &Tensor) -> Result<Tensor, NetError> {
+        let acc = view.apply(&self.ft);
+        let Some((table, powers, offsets)) = &self.patterns else {
+            return Ok(acc);
+        };
+        // Square states: own man or king 1, opponent's 2 (kinds 0-1 and 2-3 of the features).
+        let kinds = view.f_view([-1, 4, SQUARES as i64])?;
+        let own = kinds.f_slice(1, Some(0), Some(2), 1)?.f_sum_dim_intlist(1, false, Kind::Float)?;
+        let opp = kinds.f_slice(1, Some(2), Some(4), 1)?.f_sum_dim_intlist(1, false, Kind::Float)?;
+        let states = own.f_add(&opp.f_mul_scalar(2.0)?)?;
+        // Each block's configuration (exact in f32: at most 6560), then its row of the table.
+        // The clamp keeps an input that is no position (two pieces on a square: the random
+        // example TorchScript is traced with) inside the table.
+        let configs =
+            states.f_mm(&powers.f_to_device(view.device())?)?.f_round()?.f_clamp(0.0, (CONFIGS - 1) as f64)?.f_to_kind(Kind::Int64)?;
+        let rows = configs.f_add(&offsets.f_to_device(view.device())?)?.f_view([-1])?;
+        let a = table.size()[1];
+        let picked = table.f_index_select(0, &rows)?.f_view([-1, BLOCKS as i64, a])?;
+        Ok(acc.f_add(&picked.f_sum_dim_intlist(1, false, Kind::Float)?)?)
+    }
+
     fn forward(&self, xs: &Tensor) -> Result<NetOutput, NetError> {
         let xs = xs.f_reshape([-1, INPUT_SIZE as i64])?;
         let device = xs.device();
         let us = xs.f_index_select(1, &self.gather_us.f_to_device(device)?)?;
         let them = xs.f_index_select(1, &self.gather_them.f_to_device(device)?)?;
-        let h0 = Tensor::f_cat(&[us.apply(&self.ft), them.apply(&self.ft)], 1)?.f_clamp(0.0, 1.0)?;
+        let h0 = Tensor::f_cat(&[self.first_layer(&us)?, self.first_layer(&them)?], 1)?.f_clamp(0.0, 1.0)?;
         let mut h = if self.pairwise_half > 0 {
             // Each point of view's first half times its second half: [us.lo us.hi them.lo them.hi]
             // -> [us.lo * us.hi, them.lo * them.hi].

@@ -131,7 +131,9 @@ fn native_inference_matches_libtorch_on_real_games() {
     let reached: std::collections::BTreeSet<usize> =
         games.iter().map(|g| buckets.bucket_of(g.position().occupied().count() as usize)).collect();
     assert_eq!(reached.len(), 4, "{reached:?}");
-    let archs = [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5), (pairwise, 6), (buckets, 7)];
+    let patterns = draughts_nn::NetConfig { patterns: true, buckets: 2, ..common::tiny_sparse_config(true) };
+    let archs =
+        [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5), (pairwise, 6), (buckets, 7), (patterns, 8)];
     for (arch, seed) in archs {
         // Weights moved away from their initialisation, so every variable matters.
         let net = common::perturbed_net(&arch, seed);
@@ -156,13 +158,13 @@ fn native_inference_matches_libtorch_on_real_games() {
 
 #[test]
 fn training_keeps_sparse_weights_inside_the_quantised_range() {
-    use draughts_nn::net::{FT_WEIGHT_LIMIT, HIDDEN_WEIGHT_LIMIT};
-    let arch = common::tiny_sparse_config(false);
+    use draughts_nn::net::{FT_WEIGHT_LIMIT, HIDDEN_WEIGHT_LIMIT, PATTERN_WEIGHT_LIMIT};
+    let arch = draughts_nn::NetConfig { patterns: true, ..common::tiny_sparse_config(false) };
     let mut net = Net::new(&arch, Device::Cpu, 5).unwrap();
     // Weights far outside the range, as a diverging step could leave them.
     tch::no_grad(|| {
         for (name, mut t) in net.var_store().variables() {
-            if name.starts_with("ft.") || (name.starts_with('l') && name.ends_with("weight")) {
+            if name.starts_with("ft.") || name.starts_with("pt.") || (name.starts_with('l') && name.ends_with("weight")) {
                 let _ = t.fill_(-9.0);
             }
         }
@@ -172,6 +174,8 @@ fn training_keeps_sparse_weights_inside_the_quantised_range() {
         let largest = f64::try_from(t.abs().max()).unwrap();
         let limit = if name.starts_with("ft.") {
             FT_WEIGHT_LIMIT
+        } else if name.starts_with("pt.") {
+            PATTERN_WEIGHT_LIMIT
         } else if name.starts_with('l') && name.ends_with("weight") {
             HIDDEN_WEIGHT_LIMIT
         } else {
@@ -225,6 +229,49 @@ fn a_widened_net_computes_the_same_function_and_its_copies_learn_apart() {
     assert!(narrow.widened(&common::tiny_config(true), 1).is_err());
     let pairwise = draughts_nn::NetConfig { accumulator: 32, pairwise: true, ..narrow_arch.clone() };
     assert!(narrow.widened(&pairwise, 1).unwrap_err().contains("pairwise"));
+}
+
+#[test]
+fn patterns_added_to_a_net_start_at_zero_and_each_block_reads_its_squares() {
+    let games = real_positions();
+    let games: Vec<&Game> = games.iter().step_by(10).take(1000).collect();
+    let mut buf = Vec::new();
+    encode_batch(
+        games.iter().map(|g| EncodeInput { position: g.position(), counters: g.counters(), repetitions: g.repetition_count() }),
+        &mut buf,
+    );
+    let xs = Tensor::from_slice(&buf).reshape([games.len() as i64, INPUT_SIZE as i64]);
+    let plain_arch = common::tiny_sparse_config(true);
+    let plain = common::perturbed_net(&plain_arch, 10);
+    let before = tch::no_grad(|| plain.forward(&xs)).unwrap();
+    let diff = |a: &Tensor, b: &Tensor| f64::try_from((a - b).abs().max()).unwrap();
+    let arch = draughts_nn::NetConfig { patterns: true, accumulator: 24, ..plain_arch.clone() };
+    let net = plain.widened(&arch, 1).unwrap();
+    let after = tch::no_grad(|| net.forward(&xs)).unwrap();
+    assert!(diff(&before.wdl, &after.wdl) < 1e-4, "wdl {}", diff(&before.wdl, &after.wdl));
+    assert!(diff(&before.policy, &after.policy) < 1e-4, "policy");
+    // One row of the table: exactly the positions where a point of view sees that
+    // configuration of block 5 (rows 2-5, columns 2-5) change their policy logits.
+    let (row_config, mut seen) = (0usize, 0);
+    let row = draughts_nnue::features::pattern_feature(5, row_config) - draughts_nnue::features::FEATURES;
+    tch::no_grad(|| {
+        let table = net.var_store().variables()["pt.weight"].shallow_clone();
+        let _ = table.get(row as i64).f_add_(&Tensor::from(0.5f32)).unwrap();
+    });
+    let moved = tch::no_grad(|| net.forward(&xs)).unwrap();
+    for (i, g) in games.iter().enumerate() {
+        let pos = g.position();
+        let side = pos.side_to_move();
+        let ours = draughts_nnue::features::block_config(5, side, pos.pieces(side), pos.pieces(!side));
+        let theirs = draughts_nnue::features::block_config(5, !side, pos.pieces(!side), pos.pieces(side));
+        let changed = diff(&moved.policy.get(i as i64), &after.policy.get(i as i64)) > 1e-6;
+        assert_eq!(changed, ours == row_config || theirs == row_config, "{pos:?}: block 5 shows {ours} and {theirs}");
+        seen += (ours == row_config) as usize;
+    }
+    assert!(seen > 20 && seen < games.len() - 20, "{seen} of {}", games.len());
+    // Patterns are never removed.
+    assert!(net.widened(&plain_arch, 1).is_err());
+    assert!(net.widened(&draughts_nn::NetConfig { accumulator: 32, ..arch.clone() }, 1).is_ok());
 }
 
 #[test]

@@ -21,11 +21,12 @@ fn positions(n: usize, seed: u64) -> Tensor {
 fn a_reloaded_torchscript_file_gives_the_networks_outputs() {
     tch::set_num_threads(1);
     let dir = tempfile::tempdir().unwrap();
-    let configs: [(&str, NetConfig); 4] = [
+    let configs: [(&str, NetConfig); 5] = [
         ("resnet", common::tiny_config(false)),
         ("resnet-ml", common::tiny_config(true)),
         ("sparse", common::tiny_sparse_config(false)),
         ("sparse-ml", common::tiny_sparse_config(true)),
+        ("sparse-patterns", NetConfig { patterns: true, buckets: 2, ..common::tiny_sparse_config(false) }),
     ];
     for (i, (name, config)) in configs.iter().enumerate() {
         let mut net = common::perturbed_net(config, 10 + i as u64);

@@ -840,6 +840,58 @@ fn optimizer_updates_match_the_reference() {
     }
 }
 
+/// The block-pattern table takes lazy Adam steps: a row with a gradient follows AdamW exactly
+/// (moments, bias correction at the global step, weight decay), a row without one keeps its
+/// value. Rows 3 and 70,000 have a gradient in steps 1 and 2, only row 3 in step 3.
+#[test]
+fn pattern_rows_without_a_gradient_keep_their_values_under_adam() {
+    tch::set_num_threads(1);
+    let config = TrainConfig {
+        lr: 0.1,
+        weight_decay: 0.05,
+        adam_beta1: 0.7,
+        adam_beta2: 0.9,
+        adam_eps: 1e-3,
+        ..TrainConfig::default()
+    };
+    let net = Net::new(&NetConfig { patterns: true, ..common::tiny_sparse_config(false) }, Device::Cpu, 8).unwrap();
+    let table = net.var_store().variables()["pt.weight"].shallow_clone();
+    let width = table.size()[1] as usize;
+    tch::no_grad(|| {
+        let _ = table.get(3).fill_(0.5);
+        let _ = table.get(70_000).fill_(-0.3);
+        let _ = table.get(5).fill_(0.25);
+    });
+    let row = |r: i64| Vec::<f32>::try_from(table.get(r)).unwrap();
+    let mut opt = draughts_nn::train::Optimizer::new(&net, OptimizerKind::Adam).unwrap();
+    let (b1, b2) = (config.adam_beta1, config.adam_beta2);
+    // Reference: (w, m, v) of one entry of each row (every entry of a row is equal).
+    let mut reference = [(0.5f64, 0.0f64, 0.0f64), (-0.3, 0.0, 0.0)];
+    for t in 1..=3 {
+        opt.zero_grad();
+        let rows: &[i64] = if t < 3 { &[3, 70_000] } else { &[3] };
+        let picked = table.index_select(0, &Tensor::from_slice(rows));
+        (picked.square().sum(Kind::Float) * 0.5).backward();
+        opt.step(config.lr, &config).unwrap();
+        for (w, m, v) in reference.iter_mut().take(rows.len()) {
+            let g = *w;
+            *w *= 1.0 - config.lr * config.weight_decay;
+            *m = b1 * *m + (1.0 - b1) * g;
+            *v = b2 * *v + (1.0 - b2) * g * g;
+            let (mhat, vhat) = (*m / (1.0 - b1.powi(t)), *v / (1.0 - b2.powi(t)));
+            *w -= config.lr * mhat / (vhat.sqrt() + config.adam_eps);
+        }
+    }
+    for (r, (w, _, _)) in [(3, reference[0]), (70_000, reference[1])] {
+        let got = row(r);
+        assert_eq!(got.len(), width);
+        assert!(got.iter().all(|&x| (x as f64 - w).abs() < 1e-5), "row {r}: {:?} against {w}", &got[..2]);
+    }
+    // Rows never reached keep their values, decay included.
+    assert!(row(5).iter().all(|&x| x == 0.25));
+    assert!(row(0).iter().all(|&x| x == 0.0));
+}
+
 /// A NaN in the net makes the first step fail with a typed error, leaves the step count alone,
 /// and stops the batch-builder thread (which would otherwise wait forever on a full channel).
 #[test]

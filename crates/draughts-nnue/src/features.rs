@@ -1,4 +1,5 @@
-//! The input features: which piece stands on which square, from one side's point of view.
+//! The input features: which piece stands on which square, from one side's point of view, and
+//! (with [`FeatureSet::patterns`]) which local pattern each block of the board shows.
 //!
 //! For a point of view `p` (a colour), a piece of colour `c` and role `r` on square `s` is feature
 //!
@@ -11,12 +12,29 @@
 //! to move are the four piece planes of that encoding read on the 50 dark squares, which is how
 //! the trainer computes them, and the same net serves both colours.
 //!
+//! # Patterns
+//! With patterns, the board (as the point of view sees it) is covered by 16 overlapping blocks of
+//! 4 x 4 squares (rows and columns 0-3, 2-5, 4-7 and 6-9), each holding 8 dark squares. A block
+//! shows one of 3^8 = 6561 configurations: each of its squares, in increasing order of (relative)
+//! square number, is a digit, 0 empty, 1 an own piece, 2 an opponent's piece (men and kings
+//! alike: the piece-square features tell them apart). Block `b`'s configuration `c` is feature
+//!
+//! ```text
+//! 200 + b * 6561 + c          c = sum of digit_i * 3^i
+//! ```
+//!
+//! so every position has exactly one active feature per block (Scan's pattern tables, as inputs
+//! of the first layer: the interactions of neighbouring pieces, which piece-square features reach
+//! only through the small dense layers). Turning the board maps block `b` onto block `15 - b`
+//! with its squares in reverse order, and own and opponent swap ([`mirror_feature`]).
+//!
 //! The network keeps one accumulator per point of view (White's and Black's), so a move updates
 //! both and the side to move only decides their order at evaluation time. A move changes few
-//! features ([`move_delta`]): the moving piece leaves its square (as a man or a king) and lands
-//! (as a king if it crowns), and every captured piece leaves its square.
+//! features ([`FeatureSet::move_delta`]): the moving piece leaves its square (as a man or a king)
+//! and lands (as a king if it crowns), every captured piece leaves its square, and each block
+//! holding one of those squares changes configuration.
 
-use draughts_core::{Color, Move, Position, Role, Square};
+use draughts_core::{Bitboard, Color, Move, Position, Role, Square};
 
 /// Squares of the board.
 pub const SQUARES: usize = 50;
@@ -25,8 +43,186 @@ pub const FEATURES: usize = 4 * SQUARES;
 /// Most features active in one position for one point of view (one piece per square, at most
 /// 20 per side in any reachable position; 50 bounds every input).
 pub const MAX_ACTIVE: usize = SQUARES;
-/// Most features a move removes: the moving piece and at most 20 captured pieces.
+/// Most piece-square features a move removes: the moving piece and at most 20 captured pieces.
 pub const MAX_REMOVED: usize = 21;
+/// Pattern blocks (4 x 4 squares, 8 of them dark) covering the board.
+pub const BLOCKS: usize = 16;
+/// Dark squares of a block.
+pub const BLOCK_SQUARES: usize = 8;
+/// Configurations of one block: 3^8.
+pub const CONFIGS: usize = 6561;
+/// Pattern features per point of view: one per configuration of each block.
+pub const PATTERN_FEATURES: usize = BLOCKS * CONFIGS;
+/// Most features a move turns on: the moving piece and one configuration per block.
+pub const MAX_ADDED: usize = 1 + BLOCKS;
+/// Most features a move turns off.
+pub const MAX_DELTA_REMOVED: usize = MAX_REMOVED + BLOCKS;
+
+/// The dark squares of each block, as zero-based (relative) square indices in increasing order:
+/// block `b` covers rows `2 (b / 4)..+4` and columns `2 (b % 4)..+4`.
+pub const BLOCK_LAYOUT: [[u8; BLOCK_SQUARES]; BLOCKS] = block_layout();
+
+const fn block_layout() -> [[u8; BLOCK_SQUARES]; BLOCKS] {
+    let mut out = [[0u8; BLOCK_SQUARES]; BLOCKS];
+    let mut b = 0;
+    while b < BLOCKS {
+        let (top, left) = ((b / 4) * 2, (b % 4) * 2);
+        let (mut idx, mut n) = (0, 0);
+        while idx < SQUARES {
+            // Square idx + 1: row idx / 5, column as `Square::col` numbers it.
+            let row = idx / 5;
+            let col = 2 * (idx % 5) + if row % 2 == 0 { 1 } else { 0 };
+            if row >= top && row < top + 4 && col >= left && col < left + 4 {
+                out[b][n] = idx as u8;
+                n += 1;
+            }
+            idx += 1;
+        }
+        b += 1;
+    }
+    out
+}
+
+/// For each (relative) square index, the blocks holding it (a bit per block).
+const BLOCKS_OF: [u16; SQUARES] = blocks_of();
+
+const fn blocks_of() -> [u16; SQUARES] {
+    let mut out = [0u16; SQUARES];
+    let mut b = 0;
+    while b < BLOCKS {
+        let mut i = 0;
+        while i < BLOCK_SQUARES {
+            out[BLOCK_LAYOUT[b][i] as usize] |= 1 << b;
+            i += 1;
+        }
+        b += 1;
+    }
+    out
+}
+
+/// The board square of each relative square index, for White's point of view and Black's.
+const ACTUAL: [[Square; SQUARES]; 2] = actual_squares();
+
+const fn actual_squares() -> [[Square; SQUARES]; 2] {
+    const fn square(n: usize) -> Square {
+        match Square::new(n as u8) {
+            Some(sq) => sq,
+            None => panic!("squares are 1..=50"),
+        }
+    }
+    let mut out = [[square(1); SQUARES]; 2];
+    let mut i = 0;
+    while i < SQUARES {
+        out[0][i] = square(i + 1);
+        out[1][i] = square(SQUARES - i);
+        i += 1;
+    }
+    out
+}
+
+/// Which inputs a network reads: the piece-square features, and the block patterns or not.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FeatureSet {
+    /// The 16 block patterns after the 200 piece-square features (see the module docs).
+    pub patterns: bool,
+}
+
+impl FeatureSet {
+    /// The piece-square features alone (every network before patterns).
+    pub const PIECES: FeatureSet = FeatureSet { patterns: false };
+    /// Piece squares and block patterns.
+    pub const PATTERNS: FeatureSet = FeatureSet { patterns: true };
+
+    /// Features per point of view.
+    pub const fn len(self) -> usize {
+        FEATURES + if self.patterns { PATTERN_FEATURES } else { 0 }
+    }
+
+    /// Never empty (the piece squares are always there).
+    pub const fn is_empty(self) -> bool {
+        false
+    }
+
+    /// Most features active in one position for one point of view.
+    pub const fn max_active(self) -> usize {
+        MAX_ACTIVE + if self.patterns { BLOCKS } else { 0 }
+    }
+
+    /// The groups of features of which at most one is active in any position: the four kinds
+    /// of piece on each square, then each block's configurations. (A first-layer output can
+    /// reach at most its bias plus, for each group, the largest magnitude of its weights.)
+    pub fn exclusive_groups(self) -> Vec<Vec<usize>> {
+        let squares = (0..SQUARES).map(|sq| (0..4).map(|kind| kind * SQUARES + sq).collect());
+        let blocks = (0..if self.patterns { BLOCKS } else { 0 }).map(|b| (0..CONFIGS).map(|c| pattern_feature(b, c)).collect());
+        squares.chain(blocks).collect()
+    }
+
+    /// Calls `f` with every active feature of `pos` from `perspective`'s point of view: the
+    /// piece squares ([`for_each_active`]), then one configuration per block in block order.
+    pub fn for_each_active(self, pos: &Position, perspective: Color, mut f: impl FnMut(usize)) {
+        for_each_active(pos, perspective, &mut f);
+        if self.patterns {
+            let (own, opp) = (pos.pieces(perspective), pos.pieces(!perspective));
+            for b in 0..BLOCKS {
+                f(pattern_feature(b, block_config(b, perspective, own, opp)));
+            }
+        }
+    }
+
+    /// The features `mv`, played in `before`, changes from `perspective`'s point of view.
+    pub fn move_delta(self, before: &Position, mv: &Move, perspective: Color) -> Delta {
+        let mut d = move_delta(before, mv, perspective);
+        if !self.patterns {
+            return d;
+        }
+        // The blocks of the squares that change, and both sides' pieces after the move.
+        let us = before.side_to_move();
+        let rel = |sq: Square| relative_square(perspective, sq).index();
+        let mut blocks = BLOCKS_OF[rel(mv.from())] | BLOCKS_OF[rel(mv.to())];
+        let mut theirs = before.pieces(!us);
+        for sq in mv.captured() {
+            blocks |= BLOCKS_OF[rel(sq)];
+            theirs = theirs.without(sq);
+        }
+        let ours = before.pieces(us).without(mv.from()).with(mv.to());
+        let (own_before, opp_before) = (before.pieces(perspective), before.pieces(!perspective));
+        let (own_after, opp_after) = if perspective == us { (ours, theirs) } else { (theirs, ours) };
+        while blocks != 0 {
+            let b = blocks.trailing_zeros() as usize;
+            blocks &= blocks - 1;
+            let (old, new) = (block_config(b, perspective, own_before, opp_before), block_config(b, perspective, own_after, opp_after));
+            if old != new {
+                d.removed[d.removed_len as usize] = pattern_feature(b, old) as u32;
+                d.removed_len += 1;
+                d.added[d.added_len as usize] = pattern_feature(b, new) as u32;
+                d.added_len += 1;
+            }
+        }
+        d
+    }
+}
+
+/// The feature of block `b` in configuration `config`.
+#[inline]
+pub fn pattern_feature(b: usize, config: usize) -> usize {
+    FEATURES + b * CONFIGS + config
+}
+
+/// The configuration of block `b` as `perspective` sees it, `own` and `opp` being its pieces and
+/// the opponent's (board squares).
+#[inline]
+pub fn block_config(b: usize, perspective: Color, own: Bitboard, opp: Bitboard) -> usize {
+    let actual = &ACTUAL[match perspective {
+        Color::White => 0,
+        Color::Black => 1,
+    }];
+    let mut config = 0;
+    for &i in BLOCK_LAYOUT[b].iter().rev() {
+        let sq = actual[i as usize];
+        config = config * 3 + own.contains(sq) as usize + 2 * opp.contains(sq) as usize;
+    }
+    config
+}
 
 /// The square `sq` as `side` sees it: itself for White, `51 - n` for Black.
 #[inline]
@@ -45,9 +241,20 @@ pub fn feature(perspective: Color, color: Color, role: Role, sq: Square) -> usiz
 }
 
 /// The same feature seen from the other point of view: own and opponent swapped, the board
-/// turned. (The trainer uses this to build the second point of view from the first.)
+/// turned. (The trainer uses this to build the second point of view from the first.) A pattern
+/// feature of block `b` becomes one of block `15 - b`, its digits in reverse order, 1 and 2
+/// swapped.
 #[inline]
 pub fn mirror_feature(f: usize) -> usize {
+    if f >= FEATURES {
+        let (b, mut config) = ((f - FEATURES) / CONFIGS, (f - FEATURES) % CONFIGS);
+        let mut mirrored = 0;
+        for _ in 0..BLOCK_SQUARES {
+            mirrored = mirrored * 3 + [0, 2, 1][config % 3];
+            config /= 3;
+        }
+        return pattern_feature(BLOCKS - 1 - b, mirrored);
+    }
     let (kind, sq) = (f / SQUARES, f % SQUARES);
     ((kind + 2) % 4) * SQUARES + (SQUARES - 1 - sq)
 }
@@ -72,32 +279,47 @@ pub fn for_each_active(pos: &Position, perspective: Color, mut f: impl FnMut(usi
 /// The features a move changes, for one point of view.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delta {
-    /// Features that turn on (the moving piece on its landing square).
-    pub added: [u16; 1],
-    /// Features that turn off: the moving piece on its start square, then the captured pieces.
-    removed: [u16; MAX_REMOVED],
+    /// Features that turn on: the moving piece on its landing square, then the blocks' new
+    /// configurations.
+    added: [u32; MAX_ADDED],
+    added_len: u8,
+    /// Features that turn off: the moving piece on its start square, the captured pieces, then
+    /// the blocks' old configurations.
+    removed: [u32; MAX_DELTA_REMOVED],
     removed_len: u8,
+    /// Pieces captured.
+    captured: u8,
 }
 
 impl Delta {
+    /// The features that turn on.
+    pub fn added(&self) -> &[u32] {
+        &self.added[..self.added_len as usize]
+    }
+
     /// The features that turn off.
-    pub fn removed(&self) -> &[u16] {
+    pub fn removed(&self) -> &[u32] {
         &self.removed[..self.removed_len as usize]
+    }
+
+    /// The number of pieces the move captures.
+    pub fn captured(&self) -> usize {
+        self.captured as usize
     }
 
     /// The same change seen from the other point of view ([`mirror_feature`] of each).
     #[inline]
     pub fn mirrored(&self) -> Delta {
         let mut d = self.clone();
-        d.added[0] = mirror_feature(d.added[0] as usize) as u16;
-        for f in &mut d.removed[..self.removed_len as usize] {
-            *f = mirror_feature(*f as usize) as u16;
+        for f in d.added[..self.added_len as usize].iter_mut().chain(&mut d.removed[..self.removed_len as usize]) {
+            *f = mirror_feature(*f as usize) as u32;
         }
         d
     }
 }
 
-/// The features `mv`, played in `before`, changes from `perspective`'s point of view.
+/// The piece-square features `mv`, played in `before`, changes from `perspective`'s point of
+/// view ([`FeatureSet::move_delta`] of [`FeatureSet::PIECES`]).
 ///
 /// A capture that ends on its own start square removes and adds the same feature (or, when it
 /// crowns, a man feature for a king feature); both are listed, so applying the delta is always
@@ -106,29 +328,35 @@ pub fn move_delta(before: &Position, mv: &Move, perspective: Color) -> Delta {
     let us = before.side_to_move();
     let was = if mv.is_king_move() { Role::King } else { Role::Man };
     let becomes = if mv.is_king_move() || mv.promotes() { Role::King } else { Role::Man };
-    let mut removed = [0u16; MAX_REMOVED];
-    removed[0] = feature(perspective, us, was, mv.from()) as u16;
+    let mut removed = [0u32; MAX_DELTA_REMOVED];
+    removed[0] = feature(perspective, us, was, mv.from()) as u32;
     let mut n = 1;
     let kings = before.all_kings();
     for sq in mv.captured() {
         let role = if kings.contains(sq) { Role::King } else { Role::Man };
         if n < MAX_REMOVED {
-            removed[n] = feature(perspective, !us, role, sq) as u16;
+            removed[n] = feature(perspective, !us, role, sq) as u32;
             n += 1;
         }
     }
-    Delta { added: [feature(perspective, us, becomes, mv.to()) as u16], removed, removed_len: n as u8 }
+    let mut added = [0u32; MAX_ADDED];
+    added[0] = feature(perspective, us, becomes, mv.to()) as u32;
+    Delta { added, added_len: 1, removed, removed_len: n as u8, captured: (n - 1) as u8 }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn active(pos: &Position, p: Color) -> Vec<usize> {
+    fn active_in(set: FeatureSet, pos: &Position, p: Color) -> Vec<usize> {
         let mut v = Vec::new();
-        for_each_active(pos, p, |f| v.push(f));
+        set.for_each_active(pos, p, |f| v.push(f));
         v.sort_unstable();
         v
+    }
+
+    fn active(pos: &Position, p: Color) -> Vec<usize> {
+        active_in(FeatureSet::PIECES, pos, p)
     }
 
     #[test]
@@ -145,13 +373,67 @@ mod tests {
     }
 
     #[test]
+    fn blocks_cover_the_board_in_overlapping_four_by_four_squares() {
+        let mut seen = [0usize; SQUARES];
+        for (b, squares) in BLOCK_LAYOUT.iter().enumerate() {
+            let (top, left) = ((b / 4) * 2, (b % 4) * 2);
+            for w in squares.windows(2) {
+                assert!(w[0] < w[1], "block {b}: {squares:?}");
+            }
+            for &i in squares {
+                let sq = Square::new(i + 1).unwrap();
+                assert!((top..top + 4).contains(&(sq.row() as usize)), "block {b} square {}", i + 1);
+                assert!((left..left + 4).contains(&(sq.col() as usize)), "block {b} square {}", i + 1);
+                seen[i as usize] += 1;
+            }
+        }
+        // Corners and edges are in one or two blocks, the middle of the board in up to four.
+        assert!(seen.iter().all(|&n| (1..=4).contains(&n)), "{seen:?}");
+        assert_eq!(seen.iter().sum::<usize>(), BLOCKS * BLOCK_SQUARES);
+        assert_eq!(seen.iter().filter(|&&n| n == 4).count(), 18);
+        // Square 1 (row 0, column 1) is in block 0 only.
+        assert_eq!(BLOCKS_OF[0], 1);
+        // Turning the board maps block b onto block 15 - b, squares in reverse order.
+        for (b, squares) in BLOCK_LAYOUT.iter().enumerate() {
+            let turned: Vec<u8> = squares.iter().rev().map(|&i| 49 - i).collect();
+            assert_eq!(turned, BLOCK_LAYOUT[BLOCKS - 1 - b]);
+        }
+    }
+
+    #[test]
+    fn block_configs_read_the_squares() {
+        // White men on 6 and 17, a Black king on 12: block 0 holds squares 1, 2, 6, 7, 11, 12, 16, 17.
+        let pos = Position::from_fen("W:W6,17:BK12").unwrap();
+        let (w, b) = (pos.pieces(Color::White), pos.pieces(Color::Black));
+        assert_eq!(BLOCK_LAYOUT[0], [0, 1, 5, 6, 10, 11, 15, 16]);
+        assert_eq!(block_config(0, Color::White, w, b), 3usize.pow(2) + 3usize.pow(7) + 2 * 3usize.pow(5));
+        // Black sees the board turned: its block 0 (White's squares 50, 49, 45, ...) is empty.
+        assert_eq!(block_config(0, Color::Black, b, w), 0);
+        let from_black = block_config(15, Color::Black, b, w);
+        assert_eq!(mirror_feature(pattern_feature(0, block_config(0, Color::White, w, b))), pattern_feature(15, from_black));
+        let start = Position::start();
+        let all = active_in(FeatureSet::PATTERNS, &start, Color::White);
+        assert_eq!(all.len(), 40 + BLOCKS);
+        // The middle rows are empty: block 6 (rows 2-5, columns 4-7) holds two opponent men (rows 2 and 3).
+        assert_eq!(all[40 + 6], pattern_feature(6, 2 + 2 * 3 + 2 * 9 + 2 * 27));
+    }
+
+    #[test]
     fn mirror_is_the_other_point_of_view() {
-        let pos = Position::from_fen("W:W28,K33,45:B3,K19,24").unwrap();
-        let mut mirrored: Vec<usize> = active(&pos, Color::White).into_iter().map(mirror_feature).collect();
-        mirrored.sort_unstable();
-        assert_eq!(mirrored, active(&pos, Color::Black));
-        for f in 0..FEATURES {
-            assert_eq!(mirror_feature(mirror_feature(f)), f);
+        let positions = ["W:W28,K33,45:B3,K19,24", "B:W31,32,33,34,K35,40,46:B1,2,K8,17,18,21,26"];
+        for fen in positions {
+            let pos = Position::from_fen(fen).unwrap();
+            for set in [FeatureSet::PIECES, FeatureSet::PATTERNS] {
+                let mut mirrored: Vec<usize> = active_in(set, &pos, Color::White).into_iter().map(mirror_feature).collect();
+                mirrored.sort_unstable();
+                assert_eq!(mirrored, active_in(set, &pos, Color::Black), "{fen} {set:?}");
+            }
+        }
+        for f in 0..FeatureSet::PATTERNS.len() {
+            let m = mirror_feature(f);
+            assert!(m < FeatureSet::PATTERNS.len());
+            assert_eq!(mirror_feature(m), f);
+            assert_eq!(m < FEATURES, f < FEATURES);
         }
     }
 
@@ -164,7 +446,9 @@ mod tests {
             (state >> 33) as usize
         };
         let mut checked = 0;
-        for _ in 0..60 {
+        let mut patterns_changed = 0;
+        for game in 0..60 {
+            let set = if game % 2 == 0 { FeatureSet::PIECES } else { FeatureSet::PATTERNS };
             let mut pos = Position::start();
             for _ in 0..200 {
                 let moves = pos.legal_moves();
@@ -174,18 +458,29 @@ mod tests {
                 let mv = moves[next() % moves.len()];
                 let after = pos.play(&mv);
                 for p in [Color::White, Color::Black] {
-                    let d = move_delta(&pos, &mv, p);
-                    assert_eq!(move_delta(&pos, &mv, !p), d.mirrored());
-                    let mut counts = vec![0i32; FEATURES];
-                    for f in active(&pos, p) {
+                    let d = set.move_delta(&pos, &mv, p);
+                    let (other, mirrored) = (set.move_delta(&pos, &mv, !p), d.mirrored());
+                    let sorted = |v: &[u32]| {
+                        let mut v = v.to_vec();
+                        v.sort_unstable();
+                        v
+                    };
+                    assert_eq!(sorted(other.added()), sorted(mirrored.added()));
+                    assert_eq!(sorted(other.removed()), sorted(mirrored.removed()));
+                    assert_eq!(d.captured(), mv.captured().count() as usize);
+                    let mut counts = vec![0i32; set.len()];
+                    for f in active_in(set, &pos, p) {
                         counts[f] += 1;
                     }
                     for &f in d.removed() {
                         counts[f as usize] -= 1;
                     }
-                    counts[d.added[0] as usize] += 1;
-                    let want: Vec<usize> = active(&after, p);
-                    let got: Vec<usize> = (0..FEATURES).filter(|&f| counts[f] == 1).collect();
+                    for &f in d.added() {
+                        counts[f as usize] += 1;
+                    }
+                    patterns_changed += d.added().len() - 1;
+                    let want: Vec<usize> = active_in(set, &after, p);
+                    let got: Vec<usize> = (0..set.len()).filter(|&f| counts[f] == 1).collect();
                     assert!(counts.iter().all(|&c| c == 0 || c == 1), "{pos:?} {mv:?}");
                     assert_eq!(got, want, "{pos:?} {mv:?}");
                     checked += 1;
@@ -194,5 +489,6 @@ mod tests {
             }
         }
         assert!(checked > 5000, "{checked}");
+        assert!(patterns_changed > 2 * checked / 2, "{patterns_changed} of {checked}");
     }
 }

@@ -125,11 +125,11 @@ pub enum Simd {
 }
 
 /// `update(dst, src, table, adds, subs)`.
-type UpdateFn = fn(&mut [i32], &[i32], &[i32], &[u16], &[u16]);
+type UpdateFn = fn(&mut [i32], &[i32], &[i32], &[u32], &[u32]);
 /// `affine(x, w, b, out, clip)`.
 type AffineFn = fn(&[f32], &[f32], &[f32], &mut [f32], bool);
 /// `update16(dst, src, table, adds, subs)`.
-type Update16Fn = fn(&mut [i16], &[i16], &[i16], &[u16], &[u16]);
+type Update16Fn = fn(&mut [i16], &[i16], &[i16], &[u32], &[u32]);
 /// `dense8(x, w, b, scale, out)`.
 type Dense8Fn = fn(&[u8], &[i8], &[i32], &[f32], &mut [u8]);
 
@@ -289,7 +289,7 @@ macro_rules! acc_lane {
 acc_lane!(i32, 8, _mm256_add_epi32, _mm256_sub_epi32);
 acc_lane!(i16, 16, _mm256_add_epi16, _mm256_sub_epi16);
 
-fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u16], subs: &[u16]) {
+fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
     let w = dst.len();
     dst.copy_from_slice(&src[..w]);
     for &f in adds {
@@ -370,7 +370,7 @@ mod avx2 {
 
     use super::{requantise, AccLane, INV_Q, Q};
 
-    pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u16], subs: &[u16]) {
+    pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
         let w = dst.len();
         assert!(src.len() >= w);
         for &f in adds.iter().chain(subs) {
@@ -423,7 +423,7 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn update_impl<T: AccLane, const A: bool>(dst: &mut [T], src: &[T], table: &[T], adds: &[u16], subs: &[u16]) {
+    unsafe fn update_impl<T: AccLane, const A: bool>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
         let (w, n) = (dst.len(), T::PER_REGISTER);
         let (d, s, t) = (dst.as_mut_ptr(), src.as_ptr(), table.as_ptr());
         let mut k = 0;

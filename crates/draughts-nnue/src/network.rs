@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! features(white) [200]  features(black) [200]        piece-square, see crate::features
-//!        |                      |
+//!        |                      |                       (+ 104,976 block patterns, "pt")
 //!      ft: Linear(200 -> A), shared          "ft"          accumulator, one per point of view
 //!        |                      |
 //!   h0 = clamp([acc(side to move), acc(other side)], 0, 1)     2A values
@@ -19,7 +19,10 @@
 //! ```
 //!
 //! Names in quotes are the safetensors keys (`NAME.weight` `[out, in]`, `NAME.bias` `[out]`,
-//! PyTorch's layout), the same the trainer in `draughts-nn` gives its variables.
+//! PyTorch's layout), the same the trainer in `draughts-nn` gives its variables. A network with
+//! block patterns (`NetConfig::patterns`) has one more tensor, `pt.weight` `[104976, A]`: one row
+//! per pattern feature (an embedding table, no bias), added to the accumulator like `ft`'s
+//! columns.
 //!
 //! # Numbers
 //! The accumulator is kept in fixed point (`i32`, first-layer weights times [`crate::Q`] =
@@ -40,7 +43,7 @@ use draughts_core::{Color, Move, Position};
 use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
 use crate::accumulator::{Accumulator, Precision};
-use crate::features::{for_each_active, move_delta, FEATURES, MAX_ACTIVE, SQUARES};
+use crate::features::{FeatureSet, FEATURES, PATTERN_FEATURES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
 use crate::quant::{FloatLayers, FloatStack, Quantised};
@@ -145,6 +148,8 @@ pub struct Network {
     model_id: String,
     checksum: String,
     arch: NetConfig,
+    /// The inputs it reads.
+    features: FeatureSet,
     /// Accumulator width for one point of view.
     width: usize,
     /// First layer in fixed point, feature-major: row `f` is `ft_w[f * width..][..width]`.
@@ -174,6 +179,9 @@ impl Eq for Network {}
 pub fn tensor_shapes(arch: &NetConfig) -> Vec<(String, Vec<usize>)> {
     let (a, k) = (arch.accumulator, arch.buckets);
     let mut v = vec![("ft.weight".to_owned(), vec![a, FEATURES]), ("ft.bias".to_owned(), vec![a])];
+    if arch.patterns {
+        v.push(("pt.weight".to_owned(), vec![PATTERN_FEATURES, a]));
+    }
     let mut inputs = arch.first_dense_inputs();
     for (i, &h) in arch.hidden.iter().enumerate() {
         v.push((format!("l{i}.weight"), vec![k * h, inputs]));
@@ -219,24 +227,45 @@ impl Network {
         let mut take = |name: &str| tensors.remove(name).unwrap_or_default();
         let a = arch.accumulator;
 
-        // First layer: [A, 200] -> feature-major fixed point, with an overflow bound.
-        let w = take("ft.weight");
+        // First layer: [A, 200] (and the patterns' [104976, A]) -> one [A, features] matrix in
+        // PyTorch's layout, then feature-major fixed point, with an overflow bound.
+        let features = FeatureSet { patterns: arch.patterns };
+        let n = features.len();
+        let w = {
+            let piece_squares = take("ft.weight");
+            if arch.patterns {
+                let patterns = take("pt.weight");
+                let mut all = vec![0.0f32; a * n];
+                for k in 0..a {
+                    all[k * n..k * n + FEATURES].copy_from_slice(&piece_squares[k * FEATURES..(k + 1) * FEATURES]);
+                }
+                for (j, row) in patterns.chunks_exact(a).enumerate() {
+                    for (k, &x) in row.iter().enumerate() {
+                        all[k * n + FEATURES + j] = x;
+                    }
+                }
+                all
+            } else {
+                piece_squares
+            }
+        };
         let b = take("ft.bias");
+        let groups = features.exclusive_groups();
         for k in 0..a {
-            // Each square holds at most one piece, so at most one of its four features is on.
+            // At most one feature of each group is on (one piece a square, one configuration a block).
             let mut bound = b[k].abs() as f64;
-            for sq in 0..SQUARES {
-                bound += (0..4).map(|kind| w[k * FEATURES + kind * SQUARES + sq].abs() as f64).fold(0.0, f64::max);
+            for group in &groups {
+                bound += group.iter().map(|&j| w[k * n + j].abs() as f64).fold(0.0, f64::max);
             }
             if bound > 30_000.0 {
                 return Err(LoadError::TooLarge { path: path.to_path_buf(), output: k, bound });
             }
         }
         let fixed = |x: f32| (x as f64 * Q as f64).round() as i32;
-        let mut ft_w = Aligned::zeros(FEATURES * a);
+        let mut ft_w = Aligned::zeros(n * a);
         for k in 0..a {
-            for f in 0..FEATURES {
-                ft_w[f * a + k] = fixed(w[k * FEATURES + f]);
+            for f in 0..n {
+                ft_w[f * a + k] = fixed(w[k * n + f]);
             }
         }
         let ft_b = Aligned::from_slice(&b.iter().map(|&x| fixed(x)).collect::<Vec<i32>>());
@@ -284,12 +313,13 @@ impl Network {
             float_stacks.push(float);
         }
         // The quantised layers, from the float tensors in PyTorch's layout.
-        let layers = FloatLayers { width: a, features: FEATURES, pairwise: arch.pairwise, ft_w: &w, ft_b: &b, stacks: float_stacks };
+        let layers = FloatLayers { width: a, features, pairwise: arch.pairwise, ft_w: &w, ft_b: &b, stacks: float_stacks };
         let quant = Quantised::new(&layers);
         Ok(Network {
             model_id: meta.model_id.clone(),
             checksum: meta.weights.fnv1a64.clone(),
             arch: arch.clone(),
+            features,
             width: a,
             ft_w,
             ft_b,
@@ -375,12 +405,13 @@ impl Network {
         let precision = self.supported(acc.precision());
         acc.resize(a, precision);
         acc.set_pieces(pos.occupied().count() as usize);
-        let mut active = [0u16; MAX_ACTIVE];
+        let mut active = [0u32; FeatureSet::PATTERNS.max_active()];
+        let max = self.features.max_active();
         for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
             let mut n = 0;
-            for_each_active(pos, color, |f| {
-                if n < MAX_ACTIVE {
-                    active[n] = f as u16;
+            self.features.for_each_active(pos, color, |f| {
+                if n < max {
+                    active[n] = f as u32;
                     n += 1;
                 }
             });
@@ -406,21 +437,20 @@ impl Network {
         let precision = parent.precision();
         child.resize(a, precision);
         // Black's features are White's mirrored.
-        let white = move_delta(before, mv, Color::White);
+        let white = self.features.move_delta(before, mv, Color::White);
         let black = white.mirrored();
-        // The moving piece is removed and added; the captured ones are removed.
-        child.set_pieces(parent.pieces() + 1 - white.removed().len());
+        child.set_pieces(parent.pieces() - white.captured());
         for (p, d) in [white, black].iter().enumerate() {
             match precision {
                 Precision::Float => {
                     let src = &parent.values()[p * a..(p + 1) * a];
                     let dst = &mut child.values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update)(dst, src, &self.ft_w, &d.added, d.removed());
+                    (self.kernels.update)(dst, src, &self.ft_w, d.added(), d.removed());
                 }
                 Precision::Int8 => {
                     let src = &parent.narrow_values()[p * a..(p + 1) * a];
                     let dst = &mut child.narrow_values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update16)(dst, src, &self.quantised().ft_w, &d.added, d.removed());
+                    (self.kernels.update16)(dst, src, &self.quantised().ft_w, d.added(), d.removed());
                 }
             }
         }

@@ -22,7 +22,7 @@
 
 use draughts_core::{Color, Position};
 
-use crate::features::{for_each_active, SQUARES};
+use crate::features::FeatureSet;
 use crate::kernels::Aligned;
 
 /// Largest scale of a dense output (a row of tiny weights gains nothing past it).
@@ -89,7 +89,8 @@ pub(crate) struct Stack8 {
 /// The float layers a [`Quantised`] is built from (PyTorch layout: `[out, in]` row-major).
 pub(crate) struct FloatLayers<'a> {
     pub width: usize,
-    pub features: usize,
+    /// The inputs: `ft_w` has `features.len()` columns.
+    pub features: FeatureSet,
     /// The first dense layer reads pairwise products (see `NetConfig::pairwise`).
     pub pairwise: bool,
     pub ft_w: &'a [f32],
@@ -113,7 +114,12 @@ fn round_up(n: usize, m: usize) -> usize {
 impl Quantised {
     /// Quantises `f`, or says why it cannot be.
     pub fn new(f: &FloatLayers) -> Result<Quantised, String> {
-        let a = f.width;
+        let (a, n) = (f.width, f.features.len());
+        // Each output's largest weight magnitude in each group of features of which at most
+        // one is on (rounding keeps the order, so its rounded value is the largest rounded one).
+        let groups = f.features.exclusive_groups();
+        let largest: Vec<Vec<f32>> =
+            (0..a).map(|k| groups.iter().map(|g| g.iter().map(|&j| f.ft_w[k * n + j].abs()).fold(0.0, f32::max)).collect()).collect();
         // The largest first-layer output magnitude at each shift, on the rounded integers.
         let ft_at = |shift: u32| {
             let scale = (127i64 << shift) as f64;
@@ -121,8 +127,8 @@ impl Quantised {
             let mut worst = (0usize, 0i64);
             for k in 0..a {
                 let mut bound = q(f.ft_b[k]).abs();
-                for sq in 0..SQUARES {
-                    bound += (0..4).map(|kind| q(f.ft_w[k * f.features + kind * SQUARES + sq]).abs()).max().unwrap_or(0);
+                for &x in &largest[k] {
+                    bound += q(x);
                 }
                 if bound > worst.1 {
                     worst = (k, bound);
@@ -145,11 +151,11 @@ impl Quantised {
         for (p, &k) in order.iter().enumerate() {
             position_of[k] = p;
         }
-        let mut ft_w = Aligned::zeros(f.features * a);
+        let mut ft_w = Aligned::zeros(n * a);
         let mut ft_b = Aligned::zeros(a);
         for k in 0..a {
-            for j in 0..f.features {
-                ft_w[j * a + position_of[k]] = q16(f.ft_w[k * f.features + j]);
+            for j in 0..n {
+                ft_w[j * a + position_of[k]] = q16(f.ft_w[k * n + j]);
             }
             ft_b[position_of[k]] = q16(f.ft_b[k]);
         }
@@ -248,9 +254,9 @@ fn zero_first_order(f: &FloatLayers) -> Vec<usize> {
             }
             for color in [Color::White, Color::Black] {
                 acc.copy_from_slice(&f.ft_b[..a]);
-                for_each_active(&pos, color, |j| {
+                f.features.for_each_active(&pos, color, |j| {
                     for (k, v) in acc.iter_mut().enumerate() {
-                        *v += f.ft_w[k * f.features + j];
+                        *v += f.ft_w[k * f.features.len() + j];
                     }
                 });
                 if f.pairwise {

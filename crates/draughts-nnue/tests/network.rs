@@ -103,12 +103,21 @@ fn bad_files_are_refused_with_their_reason() {
 
 #[test]
 fn incremental_updates_equal_refreshes_exactly() {
-    let (_dir, net) = net(3);
+    // The piece-square features, and with block patterns (up to 16 more rows a move).
+    let dir = tempfile::tempdir().unwrap();
+    let patterns = NetConfig { patterns: true, ..arch() };
+    let with_patterns = Network::load(&write_checkpoint(dir.path(), "pat", 1, &patterns, &random_tensors(&patterns, 3, 1.5))).unwrap();
+    for (games, net) in [(40, net(3).1), (20, with_patterns)] {
+        incremental_updates_equal_refreshes(&net, games);
+    }
+}
+
+fn incremental_updates_equal_refreshes(net: &Network, games: usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(4);
     let mut scratch = Scratch::default();
     let (mut acc, mut next, mut fresh) = (net.new_accumulator(), net.new_accumulator(), net.new_accumulator());
     let mut steps = 0;
-    for _ in 0..40 {
+    for _ in 0..games {
         let mut pos = Position::start();
         net.refresh(&pos, &mut acc);
         for _ in 0..250 {
@@ -131,7 +140,7 @@ fn incremental_updates_equal_refreshes_exactly() {
             steps += 1;
         }
     }
-    assert!(steps > 2000, "{steps}");
+    assert!(steps > 50 * games, "{steps}");
 }
 
 #[test]

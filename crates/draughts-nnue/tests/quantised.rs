@@ -41,7 +41,7 @@ fn games(n: usize, seed: u64) -> Vec<Vec<(Position, draughts_core::Move)>> {
 
 /// Odd widths too: an accumulator that is not a multiple of 16, hidden layers that are not
 /// multiples of 8; pairwise products; phase buckets (8 of them: random games pass through
-/// several).
+/// several); block patterns.
 fn archs() -> Vec<NetConfig> {
     vec![
         NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, ..NetConfig::sparse() },
@@ -51,6 +51,8 @@ fn archs() -> Vec<NetConfig> {
         NetConfig { accumulator: 24, hidden: vec![12], moves_left_head: false, pairwise: true, ..NetConfig::sparse() },
         NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, buckets: 8, ..NetConfig::sparse() },
         NetConfig { accumulator: 24, hidden: vec![12], pairwise: true, buckets: 3, ..NetConfig::sparse() },
+        NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, buckets: 2, patterns: true, ..NetConfig::sparse() },
+        NetConfig { accumulator: 24, hidden: vec![12], pairwise: true, patterns: true, ..NetConfig::sparse() },
     ]
 }
 

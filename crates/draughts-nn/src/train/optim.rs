@@ -10,6 +10,12 @@
 //! Updates follow PyTorch's `torch.optim.SGD` (no dampening) and `torch.optim.AdamW`; see
 //! [`super::OptimizerKind`] and [`super::TrainConfig::weight_decay`]. A variable whose gradient
 //! is undefined (a head the loss did not use) is left alone, state included, as PyTorch does.
+//!
+//! The block-pattern table of a sparse net (`pt.weight`, 104,976 rows) is updated lazily with
+//! Adam (TensorFlow's LazyAdam): only the rows a batch reached (a non-zero gradient) take the
+//! step, moments and weight decay included; the others keep their values and moments. A batch
+//! reaches at most 16 rows a position of the table's 104,976, and a dense update of all of
+//! them made training several times slower.
 
 use std::collections::HashMap;
 
@@ -23,6 +29,8 @@ struct Param {
     name: String,
     var: Tensor,
     decay: bool,
+    /// Adam updates only the rows with a gradient (an embedding table).
+    lazy_rows: bool,
     /// SGD: the momentum buffer. Adam: the first moment.
     first: Tensor,
     /// Adam: the second moment.
@@ -77,6 +85,7 @@ impl Optimizer {
                 let zeros = || var.f_zeros_like().and_then(|t| t.f_detach());
                 Ok(Param {
                     decay: var.dim() >= 2,
+                    lazy_rows: name == "pt.weight",
                     first: zeros()?,
                     second: match kind {
                         OptimizerKind::Sgd => None,
@@ -182,30 +191,24 @@ impl Optimizer {
                         }
                     }
                     OptimizerKind::Adam => {
-                        let (b1, b2) = (config.adam_beta1, config.adam_beta2);
                         let Some(v) = p.second.as_mut() else {
                             // Invariant: Adam params are built with a second moment.
                             continue;
                         };
-                        // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2.
-                        let _ = p.first.f_lerp_(&grad, 1.0 - b1)?;
-                        let _ = v.f_mul_scalar_(b2)?;
-                        let _ = v.f_addcmul_(&grad, &grad.f_mul_scalar(1.0 - b2)?)?;
-                        if lr == 0.0 {
+                        if !p.lazy_rows {
+                            adam(&mut p.first, v, &mut p.var, &grad, lr, decay, t, config)?;
                             continue;
                         }
-                        let bc1 = 1.0 - b1.powf(t as f64);
-                        let bc2 = 1.0 - b2.powf(t as f64);
-                        if decay {
-                            let _ = p.var.f_mul_scalar_(1.0 - lr * wd)?;
+                        let rows = grad.f_ne(0.0)?.f_any_dim(1, false)?.f_nonzero()?.f_view([-1])?;
+                        if rows.size()[0] == 0 {
+                            continue;
                         }
-                        // w -= lr / bc1 * m / (sqrt(v / bc2) + eps), as w += m / d with
-                        // d = -(bc1 / lr) * (sqrt(v) / sqrt(bc2) + eps).
-                        let k = -bc1 / lr;
-                        let mut d = v.f_sqrt()?;
-                        let _ = d.f_mul_scalar_(k / bc2.sqrt())?;
-                        let _ = d.f_add_scalar_(k * config.adam_eps)?;
-                        let _ = p.var.f_addcdiv_(&p.first, &d)?;
+                        let pick = |x: &Tensor| x.f_index_select(0, &rows);
+                        let (mut m, mut v_rows, mut w) = (pick(&p.first)?, pick(v)?, pick(&p.var)?);
+                        adam(&mut m, &mut v_rows, &mut w, &pick(&grad)?, lr, decay, t, config)?;
+                        let _ = p.first.f_index_copy_(0, &rows, &m)?;
+                        let _ = v.f_index_copy_(0, &rows, &v_rows)?;
+                        let _ = p.var.f_index_copy_(0, &rows, &w)?;
                     }
                 }
             }
@@ -273,4 +276,31 @@ impl Optimizer {
         })?;
         Ok(())
     }
+}
+
+/// One AdamW update of `w` (first moment `m`, second moment `v`) from the gradient `g`, in
+/// place: PyTorch's `torch.optim.AdamW` at step `t`.
+#[allow(clippy::too_many_arguments)]
+fn adam(m: &mut Tensor, v: &mut Tensor, w: &mut Tensor, g: &Tensor, lr: f64, decay: bool, t: u64, config: &TrainConfig) -> Result<(), tch::TchError> {
+    let (b1, b2) = (config.adam_beta1, config.adam_beta2);
+    // m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2.
+    let _ = m.f_lerp_(g, 1.0 - b1)?;
+    let _ = v.f_mul_scalar_(b2)?;
+    let _ = v.f_addcmul_(g, &g.f_mul_scalar(1.0 - b2)?)?;
+    if lr == 0.0 {
+        return Ok(());
+    }
+    let bc1 = 1.0 - b1.powf(t as f64);
+    let bc2 = 1.0 - b2.powf(t as f64);
+    if decay {
+        let _ = w.f_mul_scalar_(1.0 - lr * config.weight_decay)?;
+    }
+    // w -= lr / bc1 * m / (sqrt(v / bc2) + eps), as w += m / d with
+    // d = -(bc1 / lr) * (sqrt(v) / sqrt(bc2) + eps).
+    let k = -bc1 / lr;
+    let mut d = v.f_sqrt()?;
+    let _ = d.f_mul_scalar_(k / bc2.sqrt())?;
+    let _ = d.f_add_scalar_(k * config.adam_eps)?;
+    let _ = w.f_addcdiv_(m, &d)?;
+    Ok(())
 }

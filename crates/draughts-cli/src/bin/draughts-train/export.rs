@@ -347,12 +347,13 @@ fn model_card(
         ),
         draughts_model::NetKind::Sparse => writeln!(
             s,
-            "| Architecture | sparse: 2 x 200 piece-square features -> accumulator 2 x {} (updated incrementally) -> \
+            "| Architecture | sparse: 2 x 200 piece-square features{patterns} -> accumulator 2 x {} (updated incrementally) -> \
              dense {} (clipped ReLU) -> win/draw/loss; policy 2 x {} -> 2500 move logits{ml}{pairwise}{buckets} \
              (runs natively, no libtorch) |",
             arch.accumulator,
             arch.hidden.iter().map(|h| h.to_string()).collect::<Vec<_>>().join(" -> "),
             arch.accumulator,
+            patterns = if arch.patterns { " and 16 block patterns (4 x 4 squares, 6561 configurations each)" } else { "" },
             pairwise = if arch.pairwise { "; the first dense layer reads the pairwise products of each accumulator's halves" } else { "" },
             buckets = if arch.buckets > 1 {
                 format!("; {} phase buckets (a stack of dense layers and heads for each range of the number of pieces)", arch.buckets)

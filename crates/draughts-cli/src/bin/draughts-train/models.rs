@@ -60,7 +60,8 @@ pub fn load_or_init(checkpoints: &Path, cfg: &Config, device: Device) -> anyhow:
             // A sparse net may start from a narrower one: the same function, more room to learn.
             let wide = net.widened(&cfg.net, cfg.seed).map_err(|why| refused(format!(" ({why})")))?;
             eprintln!(
-                "init: {} widened from {} to {} (the same outputs; each new accumulator output and each phase bucket starts as a copy)",
+                "init: {} widened from {} to {} (the same outputs; each new accumulator output and each phase bucket starts \
+                 as a copy, block patterns at zero)",
                 meta.model_id,
                 meta.architecture.short_name(),
                 cfg.net.short_name()
