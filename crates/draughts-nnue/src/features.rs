@@ -100,24 +100,12 @@ const fn blocks_of() -> [u16; SQUARES] {
     out
 }
 
-/// The board square of each relative square index, for White's point of view and Black's.
-const ACTUAL: [[Square; SQUARES]; 2] = actual_squares();
-
-const fn actual_squares() -> [[Square; SQUARES]; 2] {
-    const fn square(n: usize) -> Square {
-        match Square::new(n as u8) {
-            Some(sq) => sq,
-            None => panic!("squares are 1..=50"),
-        }
+/// Square `index + 1` (in a const context).
+const fn square_at(index: u8) -> Square {
+    match Square::new(index + 1) {
+        Some(sq) => sq,
+        None => panic!("squares are 1..=50"),
     }
-    let mut out = [[square(1); SQUARES]; 2];
-    let mut i = 0;
-    while i < SQUARES {
-        out[0][i] = square(i + 1);
-        out[1][i] = square(SQUARES - i);
-        i += 1;
-    }
-    out
 }
 
 /// Which inputs a network reads: the piece-square features, and the block patterns or not.
@@ -210,18 +198,67 @@ pub fn pattern_feature(b: usize, config: usize) -> usize {
 
 /// The configuration of block `b` as `perspective` sees it, `own` and `opp` being its pieces and
 /// the opponent's (board squares).
+///
+/// A block's squares come in four pairs of neighbours in a row, and neighbours in a row are
+/// neighbouring bits of a bitboard: the block's 8 bits are four shifts of two bits, and a table
+/// turns the byte into base 3. Black sees block `b` where White sees block `15 - b`, its squares
+/// in reverse order (a second table).
 #[inline]
 pub fn block_config(b: usize, perspective: Color, own: Bitboard, opp: Bitboard) -> usize {
-    let actual = &ACTUAL[match perspective {
-        Color::White => 0,
-        Color::Black => 1,
-    }];
-    let mut config = 0;
-    for &i in BLOCK_LAYOUT[b].iter().rev() {
-        let sq = actual[i as usize];
-        config = config * 3 + own.contains(sq) as usize + 2 * opp.contains(sq) as usize;
+    let (shifts, table) = match perspective {
+        Color::White => (&PAIR_SHIFTS[b], &BASE3),
+        Color::Black => (&PAIR_SHIFTS[BLOCKS - 1 - b], &BASE3_REVERSED),
+    };
+    let gather = |bits: u64| {
+        let mut byte = 0;
+        for (k, &shift) in shifts.iter().enumerate() {
+            byte |= ((bits >> shift) & 3) << (2 * k);
+        }
+        byte as usize
+    };
+    table[gather(own.0)] as usize + 2 * table[gather(opp.0)] as usize
+}
+
+/// For each block (White's point of view), the bit of the first square of each of its four
+/// pairs (squares `2k` and `2k + 1` of [`BLOCK_LAYOUT`], neighbours in a row: neighbouring bits).
+const PAIR_SHIFTS: [[u8; 4]; BLOCKS] = pair_shifts();
+
+const fn pair_shifts() -> [[u8; 4]; BLOCKS] {
+    let mut out = [[0u8; 4]; BLOCKS];
+    let mut b = 0;
+    while b < BLOCKS {
+        let mut k = 0;
+        while k < 4 {
+            let (first, second) = (square_at(BLOCK_LAYOUT[b][2 * k]), square_at(BLOCK_LAYOUT[b][2 * k + 1]));
+            assert!(second.bit() == first.bit() + 1, "a block's pairs are neighbouring bits");
+            out[b][k] = first.bit();
+            k += 1;
+        }
+        b += 1;
     }
-    config
+    out
+}
+
+/// `BASE3[m]`: the sum of `3^i` over the set bits `i` of the byte `m`; `BASE3_REVERSED[m]`: of
+/// `3^(7 - i)`.
+const BASE3: [u16; 256] = base3(false);
+const BASE3_REVERSED: [u16; 256] = base3(true);
+
+const fn base3(reversed: bool) -> [u16; 256] {
+    let mut out = [0u16; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut i, mut sum) = (0, 0u16);
+        while i < 8 {
+            if m & (1 << i) != 0 {
+                sum += 3u16.pow(if reversed { 7 - i } else { i });
+            }
+            i += 1;
+        }
+        out[m] = sum;
+        m += 1;
+    }
+    out
 }
 
 /// The square `sq` as `side` sees it: itself for White, `51 - n` for Black.
@@ -247,16 +284,31 @@ pub fn feature(perspective: Color, color: Color, role: Role, sq: Square) -> usiz
 #[inline]
 pub fn mirror_feature(f: usize) -> usize {
     if f >= FEATURES {
-        let (b, mut config) = ((f - FEATURES) / CONFIGS, (f - FEATURES) % CONFIGS);
-        let mut mirrored = 0;
-        for _ in 0..BLOCK_SQUARES {
-            mirrored = mirrored * 3 + [0, 2, 1][config % 3];
-            config /= 3;
-        }
-        return pattern_feature(BLOCKS - 1 - b, mirrored);
+        let (b, config) = ((f - FEATURES) / CONFIGS, (f - FEATURES) % CONFIGS);
+        return pattern_feature(BLOCKS - 1 - b, MIRRORED_CONFIG[config] as usize);
     }
     let (kind, sq) = (f / SQUARES, f % SQUARES);
     ((kind + 2) % 4) * SQUARES + (SQUARES - 1 - sq)
+}
+
+/// Each configuration seen from the other point of view: digits in reverse order, 1 and 2
+/// swapped.
+const MIRRORED_CONFIG: [u16; CONFIGS] = mirrored_configs();
+
+const fn mirrored_configs() -> [u16; CONFIGS] {
+    let mut out = [0u16; CONFIGS];
+    let mut c = 0;
+    while c < CONFIGS {
+        let (mut rest, mut mirrored, mut i) = (c, 0, 0);
+        while i < BLOCK_SQUARES {
+            mirrored = mirrored * 3 + [0, 2, 1][rest % 3];
+            rest /= 3;
+            i += 1;
+        }
+        out[c] = mirrored as u16;
+        c += 1;
+    }
+    out
 }
 
 /// Calls `f` with every active feature of `pos` from `perspective`'s point of view, in square
@@ -398,6 +450,40 @@ mod tests {
             let turned: Vec<u8> = squares.iter().rev().map(|&i| 49 - i).collect();
             assert_eq!(turned, BLOCK_LAYOUT[BLOCKS - 1 - b]);
         }
+    }
+
+    /// The configuration read square by square, the definition [`block_config`] computes fast.
+    fn reference_config(b: usize, perspective: Color, own: Bitboard, opp: Bitboard) -> usize {
+        let mut config = 0;
+        for &i in BLOCK_LAYOUT[b].iter().rev() {
+            let sq = Square::new(i + 1).unwrap();
+            let sq = relative_square(perspective, sq);
+            config = config * 3 + own.contains(sq) as usize + 2 * opp.contains(sq) as usize;
+        }
+        config
+    }
+
+    #[test]
+    fn fast_block_configs_equal_the_square_by_square_reading() {
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state >> 11
+        };
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..20_000 {
+            // Any two disjoint sets of squares.
+            let (a, b) = (next() & Bitboard::ALL.0, next() & Bitboard::ALL.0);
+            let (own, opp) = (Bitboard(a & !b), Bitboard(b & !a));
+            for perspective in [Color::White, Color::Black] {
+                for block in 0..BLOCKS {
+                    let config = block_config(block, perspective, own, opp);
+                    assert_eq!(config, reference_config(block, perspective, own, opp), "{block} {perspective:?} {own:?} {opp:?}");
+                    seen.insert(config);
+                }
+            }
+        }
+        assert!(seen.len() > CONFIGS / 2, "{}", seen.len());
     }
 
     #[test]
