@@ -182,6 +182,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|v| v.as_str().map(str::to_owned))
         .collect();
+    let egtb = parsed
+        .as_ref()
+        .and_then(|t| t.get("selfplay")?.get("egtb")?.as_str().map(|s| s.trim().to_owned()))
+        .filter(|s| !s.is_empty());
     let facts = RunFacts {
         dir: run_dir,
         work,
@@ -191,6 +195,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         has_report,
         init,
         extra_games,
+        egtb,
     };
     let card = model_card(&meta, params, &facts, &results, &a);
     // The card ends with the SHA-256 of every file of the directory (the sidecar, written
@@ -261,6 +266,8 @@ struct RunFacts {
     init: Option<String>,
     /// The run's `train.extra_games`: other runs' games directories in its replay window.
     extra_games: Vec<String>,
+    /// The run's `selfplay.egtb`: endgame tables its self-play probed, when it names them.
+    egtb: Option<String>,
     /// The run's report (`report/summary.md` and its plots) was copied along.
     has_report: bool,
 }
@@ -484,19 +491,56 @@ fn model_card(
     );
     let _ = writeln!(
         s,
-        "## Limitations\n\n\
-         Trained from zero by self-play only, with the compute of its run; no opening book, no \
-         endgame database. Trained for the `{}` rules preset only. Strength figures hold for the \
-         players stated (simulations, depth or time per move); under a time limit the strength \
-         depends on the machine.",
-        meta.rules
+        "## Limitations\n\n{}",
+        limitations(run, &meta.rules)
     );
     s
+}
+
+/// The card's limitations: what the model was and was not trained with.
+fn limitations(run: &RunFacts, rules: &str) -> String {
+    let origin = match &run.init {
+        Some(init) => format!("Trained by self-play only, starting from `{init}`, with the compute of its run"),
+        None => "Trained from zero by self-play only, with the compute of its run".to_owned(),
+    };
+    let egtb = match &run.egtb {
+        Some(dir) => format!(
+            "no opening book; its self-play probed endgame tables (`{dir}`) for adjudication and targets, but the model \
+             plays without them unless the engine is given tables (`--egtb`)"
+        ),
+        None => "no opening book, no endgame database".to_owned(),
+    };
+    format!(
+        "{origin}; {egtb}. Trained for the `{rules}` rules preset only. Strength figures hold for the players stated \
+         (simulations, depth or time per move); under a time limit the strength depends on the machine."
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limitations_follow_the_run() {
+        let mut run = RunFacts {
+            dir: None,
+            work: None,
+            evals: Vec::new(),
+            has_config: true,
+            earlier_configs: Vec::new(),
+            init: None,
+            extra_games: Vec::new(),
+            egtb: None,
+            has_report: false,
+        };
+        let plain = limitations(&run, "fmjd");
+        assert!(plain.starts_with("Trained from zero") && plain.contains("no endgame database"), "{plain}");
+        run.init = Some("models/sparse-2h".into());
+        run.egtb = Some("egtb/db".into());
+        let warm = limitations(&run, "fmjd");
+        assert!(warm.contains("starting from `models/sparse-2h`") && warm.contains("endgame tables (`egtb/db`)"), "{warm}");
+        assert!(!warm.contains("from zero") && !warm.contains("no endgame database"), "{warm}");
+    }
 
     #[test]
     fn run_dir_is_found_only_for_a_checkpoints_folder_with_metrics() {
