@@ -463,6 +463,28 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     let (initiator, follower) = dxp_pair(&["--model", model.to_str().unwrap(), "--nodes", "2"], &["--games", "1", "--depth", "1"]);
     assert!(stdout(&initiator).contains("game 1:"), "{}", stdout(&initiator));
     assert!(follower.contains(&format!("engine: draughts network {id}")), "{follower}");
+
+    // The card's limitations come from the run's config: from zero without tables here; a run
+    // that started from a model and probed tables says so.
+    assert!(card.contains("Trained from zero") && card.contains("no endgame database"), "{card}");
+    let config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    let warm: Vec<&str> = config
+        .lines()
+        .filter(|l| !l.starts_with("egtb = "))
+        .map(|l| match l {
+            "init = \"\"" => "init = \"models/x\"",
+            "[selfplay]" => "[selfplay]\negtb = \"tables/db\"",
+            l => l,
+        })
+        .collect();
+    assert!(warm.contains(&"init = \"models/x\"") && warm.contains(&"[selfplay]\negtb = \"tables/db\""), "{config}");
+    std::fs::write(run.join("config.toml"), warm.join("\n")).unwrap();
+    let third = dir.join("third");
+    let o = draughts(&["export", "--checkpoint", run.to_str().unwrap(), "--out", third.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(third.join("README.md")).unwrap();
+    assert!(card.contains("starting from `models/x`") && card.contains("endgame tables (`tables/db`)"), "{card}");
+    assert!(!card.contains("from zero") && !card.contains("no endgame database"), "{card}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

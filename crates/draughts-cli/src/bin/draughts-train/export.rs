@@ -174,7 +174,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
     // Where the run started and which other runs' games it trained on, from its config.
     let parsed = config.as_deref().and_then(|c| std::str::from_utf8(c).ok()).and_then(|t| t.parse::<toml::Table>().ok());
-    let init = parsed.as_ref().and_then(|t| t.get("init")?.as_str().map(|s| s.trim().to_owned())).filter(|s| !s.is_empty());
+    // A non-empty string at `path` in the run's config.
+    let text_at = |path: &[&str]| {
+        let (last, sections) = path.split_last()?;
+        let mut table = parsed.as_ref()?;
+        for key in sections {
+            table = table.get(*key)?.as_table()?;
+        }
+        Some(table.get(*last)?.as_str()?.trim().to_owned()).filter(|s| !s.is_empty())
+    };
+    let init = text_at(&["init"]);
     let extra_games: Vec<String> = parsed
         .as_ref()
         .and_then(|t| t.get("train")?.get("extra_games")?.as_array().cloned())
@@ -182,10 +191,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|v| v.as_str().map(str::to_owned))
         .collect();
-    let egtb = parsed
-        .as_ref()
-        .and_then(|t| t.get("selfplay")?.get("egtb")?.as_str().map(|s| s.trim().to_owned()))
-        .filter(|s| !s.is_empty());
+    let egtb = text_at(&["selfplay", "egtb"]);
     let facts = RunFacts {
         dir: run_dir,
         work,
