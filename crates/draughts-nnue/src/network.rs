@@ -440,7 +440,7 @@ impl Network {
         let white = self.features.move_delta(before, mv, Color::White);
         let black = white.mirrored();
         child.set_pieces(parent.pieces() - white.captured());
-        for (p, d) in [white, black].iter().enumerate() {
+        for (p, d) in [&white, &black].into_iter().enumerate() {
             match precision {
                 Precision::Float => {
                     let src = &parent.values()[p * a..(p + 1) * a];
