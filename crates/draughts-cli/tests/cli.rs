@@ -12,7 +12,11 @@ fn draughts(args: &[&str], stdin: Option<&str>) -> Output {
         .spawn()
         .expect("spawn draughts");
     if let Some(text) = stdin {
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        // A run that refuses its input (exit 2 on a bad model) may close stdin before reading it.
+        match child.stdin.take().unwrap().write_all(text.as_bytes()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.unwrap(),
+        }
     }
     drop(child.stdin.take());
     child.wait_with_output().unwrap()
