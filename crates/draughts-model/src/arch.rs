@@ -14,8 +14,10 @@
 //!   point of view's two accumulator halves: half the inputs), `buckets` (phase buckets: that many
 //!   stacks of dense layers and heads, one chosen by the number of pieces on the board),
 //!   `patterns` (the first layer also reads 16 block patterns of 4 x 4 squares: Scan's local
-//!   patterns as 104,976 more features, one active per block). See
-//!   `draughts-nnue` for the exact layout.
+//!   patterns as 104,976 more features, one active per block), `pattern_width` (how many of the
+//!   accumulator's outputs the patterns feed: 0 for all of them, or the first 16, 32, ...: a
+//!   narrower pattern table is a smaller, faster update). See `draughts-nnue` for the exact
+//!   layout.
 //!
 //! A key of the other kind is an error (`blocks` under `kind = "sparse"` would silently mean
 //! nothing), and a sidecar names only the keys of its kind.
@@ -81,6 +83,11 @@ pub struct NetConfig {
     /// feature per block and configuration (`draughts_nnue::features`). A network without them
     /// starts a run with them at zero (the same outputs).
     pub patterns: bool,
+    /// Sparse, with `patterns`: the patterns feed only the first this many accumulator outputs
+    /// (a multiple of 16, at most `accumulator`, and at most half of it with `pairwise`), a
+    /// table of `104976 x pattern_width` in place of `104976 x accumulator`: fewer bytes to
+    /// read per move. 0: every output (every network before it).
+    pub pattern_width: usize,
 }
 
 /// Most pieces on a board (20 a side at the start).
@@ -107,6 +114,7 @@ impl Default for NetConfig {
             pairwise: false,
             buckets: 1,
             patterns: false,
+            pattern_width: 0,
         }
     }
 }
@@ -159,9 +167,29 @@ impl NetConfig {
                     check(&format!("hidden[{i}]"), h, 1, 1024)?;
                 }
                 check("buckets", self.buckets, 1, 8)?;
+                if self.pattern_width != 0 {
+                    let rule = |rule: &str| Err(ArchError { field: "pattern_width".into(), value: self.pattern_width, rule: rule.into() });
+                    if !self.patterns {
+                        return rule("0 without block patterns (`patterns = true`)");
+                    }
+                    let most = if self.pairwise { self.accumulator / 2 } else { self.accumulator };
+                    if self.pattern_width % 16 != 0 || self.pattern_width > most {
+                        return rule(&format!("0 or a multiple of 16 up to {most} (the accumulator{})", if self.pairwise { "'s first half, with pairwise products" } else { "" }));
+                    }
+                }
             }
         }
         Ok(())
+    }
+
+    /// How many accumulator outputs (the first ones) the block patterns feed: `pattern_width`,
+    /// or the whole accumulator when it is 0; 0 without patterns.
+    pub fn pattern_outputs(&self) -> usize {
+        match (self.patterns, self.pattern_width) {
+            (false, _) => 0,
+            (true, 0) => self.accumulator,
+            (true, p) => p,
+        }
     }
 
     /// Inputs of a sparse net's first dense layer: both points of view's clipped accumulators
@@ -184,7 +212,8 @@ impl NetConfig {
     /// A short name: `4x32` or `6x64-ml` for a ResNet (blocks x channels, `-ml` with a
     /// moves-left head), `sparse-128-32-32` for a sparse net (accumulator, dense layers;
     /// `sparse-128p-32-32` with pairwise products, `sparse-128-32-32-b4` with 4 phase buckets,
-    /// `sparse-128-32-32-pat` with block patterns).
+    /// `sparse-128-32-32-pat` with block patterns, `sparse-128-32-32-pat32` with patterns that
+    /// feed 32 outputs).
     pub fn short_name(&self) -> String {
         let ml = if self.moves_left_head { "-ml" } else { "" };
         match self.kind {
@@ -193,7 +222,11 @@ impl NetConfig {
                 let hidden: Vec<String> = self.hidden.iter().map(|h| h.to_string()).collect();
                 let p = if self.pairwise { "p" } else { "" };
                 let b = if self.buckets > 1 { format!("-b{}", self.buckets) } else { String::new() };
-                let pat = if self.patterns { "-pat" } else { "" };
+                let pat = match (self.patterns, self.pattern_width) {
+                    (false, _) => String::new(),
+                    (true, 0) => "-pat".into(),
+                    (true, w) => format!("-pat{w}"),
+                };
                 format!("sparse-{}{p}-{}{b}{pat}{ml}", self.accumulator, hidden.join("-"))
             }
         }
@@ -230,6 +263,9 @@ struct RawNetConfig {
     /// Written only when true, likewise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     patterns: Option<bool>,
+    /// Written only when not 0, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pattern_width: Option<usize>,
 }
 
 impl TryFrom<RawNetConfig> for NetConfig {
@@ -237,7 +273,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
 
     fn try_from(raw: RawNetConfig) -> Result<NetConfig, String> {
         let kind = raw.kind.unwrap_or_default();
-        let (resnet_keys, sparse_keys) = (
+        let (resnet_keys, sparse_keys): ([(&str, bool); 4], [(&str, bool); 6]) = (
             [
                 ("blocks", raw.blocks.is_some()),
                 ("channels", raw.channels.is_some()),
@@ -250,6 +286,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
                 ("pairwise", raw.pairwise.is_some()),
                 ("buckets", raw.buckets.is_some()),
                 ("patterns", raw.patterns.is_some()),
+                ("pattern_width", raw.pattern_width.is_some()),
             ],
         );
         let foreign: &[(&str, bool)] = match kind {
@@ -281,6 +318,7 @@ impl TryFrom<RawNetConfig> for NetConfig {
             pairwise: raw.pairwise.unwrap_or(d.pairwise),
             buckets: raw.buckets.unwrap_or(d.buckets),
             patterns: raw.patterns.unwrap_or(d.patterns),
+            pattern_width: raw.pattern_width.unwrap_or(d.pattern_width),
         })
     }
 }
@@ -301,6 +339,7 @@ impl From<NetConfig> for RawNetConfig {
                 raw.pairwise = c.pairwise.then_some(true);
                 raw.buckets = (c.buckets > 1).then_some(c.buckets);
                 raw.patterns = c.patterns.then_some(true);
+                raw.pattern_width = (c.pattern_width != 0).then_some(c.pattern_width);
             }
         }
         raw
@@ -331,6 +370,7 @@ mod tests {
             NetConfig { pairwise: true, ..NetConfig::sparse() },
             NetConfig { buckets: 4, ..NetConfig::sparse() },
             NetConfig { patterns: true, ..NetConfig::sparse() },
+            NetConfig { patterns: true, pattern_width: 32, ..NetConfig::sparse() },
         ] {
             let json = serde_json::to_value(&c).unwrap();
             let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
@@ -350,6 +390,13 @@ mod tests {
         assert!(serde_json::to_value(NetConfig::sparse()).unwrap().get("patterns").is_none());
         assert_eq!(NetConfig { patterns: true, buckets: 2, ..NetConfig::sparse() }.short_name(), "sparse-128-32-32-b2-pat");
         assert_eq!(NetConfig { buckets: 4, ..NetConfig::sparse() }.short_name(), "sparse-128-32-32-b4");
+        assert!(serde_json::to_value(NetConfig { patterns: true, ..NetConfig::sparse() }).unwrap().get("pattern_width").is_none());
+        let narrow = NetConfig { patterns: true, pattern_width: 32, ..NetConfig::sparse() };
+        assert_eq!(narrow.short_name(), "sparse-128-32-32-pat32");
+        assert_eq!(serde_json::to_value(&narrow).unwrap()["pattern_width"], 32);
+        assert_eq!((narrow.pattern_outputs(), NetConfig { patterns: true, ..narrow.clone() }.pattern_outputs()), (32, 32));
+        assert_eq!(NetConfig { pattern_width: 0, ..narrow.clone() }.pattern_outputs(), 128);
+        assert_eq!(NetConfig::sparse().pattern_outputs(), 0);
         assert_eq!(NetConfig { pairwise: true, ..NetConfig::sparse() }.first_dense_inputs(), 128);
         assert_eq!(NetConfig::sparse().first_dense_inputs(), 256);
     }
@@ -382,6 +429,10 @@ mod tests {
             (NetConfig { hidden: vec![8, 0], ..NetConfig::sparse() }, "hidden[1]"),
             (NetConfig { buckets: 0, ..NetConfig::sparse() }, "buckets"),
             (NetConfig { buckets: 9, ..NetConfig::sparse() }, "buckets"),
+            (NetConfig { pattern_width: 32, ..NetConfig::sparse() }, "pattern_width"),
+            (NetConfig { patterns: true, pattern_width: 24, ..NetConfig::sparse() }, "pattern_width"),
+            (NetConfig { patterns: true, pattern_width: 144, ..NetConfig::sparse() }, "pattern_width"),
+            (NetConfig { patterns: true, pairwise: true, pattern_width: 80, ..NetConfig::sparse() }, "pattern_width"),
         ];
         for (c, field) in bad {
             assert_eq!(c.validate().unwrap_err().field, field);
@@ -389,6 +440,8 @@ mod tests {
         // The other kind's fields are not checked.
         assert!(NetConfig { channels: 0, ..NetConfig::sparse() }.validate().is_ok());
         assert!(NetConfig::sparse().validate().is_ok() && NetConfig::default().validate().is_ok());
+        assert!(NetConfig { patterns: true, pairwise: true, pattern_width: 64, ..NetConfig::sparse() }.validate().is_ok());
+        assert!(NetConfig { patterns: true, pattern_width: 128, ..NetConfig::sparse() }.validate().is_ok());
     }
 
     #[test]

@@ -193,8 +193,9 @@ struct Sparse {
     gather_us: Tensor,
     gather_them: Tensor,
     ft: nn::Linear,
-    /// Block patterns (`NetConfig::patterns`): the table `pt.weight` `[104976, A]` (one row per
-    /// block and configuration, zeros at first), the `[50, 16]` matrix that turns a point of
+    /// Block patterns (`NetConfig::patterns`): the table `pt.weight` `[104976, P]` (one row per
+    /// block and configuration, zeros at first; `P` = `NetConfig::pattern_outputs`, the first
+    /// `P` of the `A` accumulator outputs), the `[50, 16]` matrix that turns a point of
     /// view's square states (0 empty, 1 own, 2 opponent) into each block's configuration, and
     /// each block's first row (`b * 6561`).
     patterns: Option<(Tensor, Tensor, Tensor)>,
@@ -349,6 +350,18 @@ impl Net {
         if from.patterns && !to.patterns {
             return Some("block patterns cannot be removed from a network".into());
         }
+        if from.patterns && (from.pattern_outputs() < from.accumulator || to.pattern_outputs() < to.accumulator) {
+            // Copies of outputs the patterns feed would need pattern columns a narrow table lacks.
+            if from.accumulator != to.accumulator || from.pattern_outputs() != to.pattern_outputs() {
+                return Some(format!(
+                    "a network with block patterns cannot change their width or, when they feed only some outputs, its accumulator ({} of {} to {} of {})",
+                    from.pattern_outputs(),
+                    from.accumulator,
+                    to.pattern_outputs(),
+                    to.accumulator
+                ));
+            }
+        }
         if from.buckets != to.buckets && from.buckets != 1 {
             return Some(format!(
                 "phase buckets can only be added to a network without them ({} to {})",
@@ -418,8 +431,9 @@ impl Net {
                 };
                 let value = match name.as_str() {
                     "ft.weight" | "ft.bias" => src.f_index_select(0, &rows).map_err(fail)?,
-                    // One row per pattern feature, one column per accumulator output.
-                    "pt.weight" => src.f_index_select(1, &rows).map_err(fail)?,
+                    // One row per pattern feature, one column per accumulator output they feed
+                    // (the first ones, which copy themselves when the patterns are narrow).
+                    "pt.weight" => src.f_index_select(1, &rows.f_narrow(0, 0, to.pattern_outputs() as i64).map_err(fail)?).map_err(fail)?,
                     "policy.weight" => wider(src)?,
                     "policy.bias" => src.shallow_clone(),
                     "l0.weight" => tiled(wider(src)?)?,
@@ -499,7 +513,7 @@ impl Sparse {
         let linear = |name: &str, i: i64, o: i64| nn::linear(root / name, i, o, Default::default());
         let ft = linear("ft", FEATURES as i64, a);
         let patterns = if config.patterns {
-            let table = (root / "pt").zeros("weight", &[PATTERN_FEATURES as i64, a]);
+            let table = (root / "pt").zeros("weight", &[PATTERN_FEATURES as i64, config.pattern_outputs() as i64]);
             // powers[sq, b] = 3^i when square sq is block b's i-th square.
             let mut powers = vec![0.0f32; SQUARES * BLOCKS];
             for (b, squares) in BLOCK_LAYOUT.iter().enumerate() {
@@ -551,9 +565,15 @@ impl Sparse {
         let configs =
             states.f_mm(&powers.f_to_device(view.device())?)?.f_round()?.f_clamp(0.0, (CONFIGS - 1) as f64)?.f_to_kind(Kind::Int64)?;
         let rows = configs.f_add(&offsets.f_to_device(view.device())?)?.f_view([-1])?;
-        let a = table.size()[1];
-        let picked = table.f_index_select(0, &rows)?.f_view([-1, BLOCKS as i64, a])?;
-        Ok(acc.f_add(&picked.f_sum_dim_intlist(1, false, Kind::Float)?)?)
+        let p = table.size()[1];
+        let picked = table.f_index_select(0, &rows)?.f_view([-1, BLOCKS as i64, p])?;
+        let mut sum = picked.f_sum_dim_intlist(1, false, Kind::Float)?;
+        let a = acc.size()[1];
+        if p < a {
+            // Narrow patterns feed the first `p` outputs: zeros for the others.
+            sum = sum.f_constant_pad_nd([0, a - p])?;
+        }
+        Ok(acc.f_add(&sum)?)
     }
 
     fn forward(&self, xs: &Tensor) -> Result<NetOutput, NetError> {

@@ -132,8 +132,18 @@ fn native_inference_matches_libtorch_on_real_games() {
         games.iter().map(|g| buckets.bucket_of(g.position().occupied().count() as usize)).collect();
     assert_eq!(reached.len(), 4, "{reached:?}");
     let patterns = draughts_nn::NetConfig { patterns: true, buckets: 2, ..common::tiny_sparse_config(true) };
-    let archs =
-        [(common::tiny_sparse_config(true), 4), (draughts_nn::NetConfig::sparse(), 5), (pairwise, 6), (buckets, 7), (patterns, 8)];
+    // Patterns that feed 16 of 48 outputs, and 16 of a pairwise 64's.
+    let narrow = draughts_nn::NetConfig { accumulator: 48, pattern_width: 16, ..patterns.clone() };
+    let narrow_pairwise = draughts_nn::NetConfig { accumulator: 64, pairwise: true, buckets: 1, ..narrow.clone() };
+    let archs = [
+        (common::tiny_sparse_config(true), 4),
+        (draughts_nn::NetConfig::sparse(), 5),
+        (pairwise, 6),
+        (buckets, 7),
+        (patterns, 8),
+        (narrow, 9),
+        (narrow_pairwise, 10),
+    ];
     for (arch, seed) in archs {
         // Weights moved away from their initialisation, so every variable matters.
         let net = common::perturbed_net(&arch, seed);
@@ -272,6 +282,21 @@ fn patterns_added_to_a_net_start_at_zero_and_each_block_reads_its_squares() {
     // Patterns are never removed.
     assert!(net.widened(&plain_arch, 1).is_err());
     assert!(net.widened(&draughts_nn::NetConfig { accumulator: 32, ..arch.clone() }, 1).is_ok());
+    // Narrow patterns (the first 16 outputs of 32) start at zero too; such a net keeps its
+    // widths, and patterns over a whole accumulator are not narrowed.
+    let wide_plain = plain.widened(&draughts_nn::NetConfig { accumulator: 32, ..plain_arch.clone() }, 1).unwrap();
+    let narrow_arch = draughts_nn::NetConfig { patterns: true, accumulator: 32, pattern_width: 16, ..plain_arch.clone() };
+    let narrow = wide_plain.widened(&narrow_arch, 1).unwrap();
+    assert_eq!(narrow.var_store().variables()["pt.weight"].size(), [104_976, 16]);
+    let after = tch::no_grad(|| narrow.forward(&xs)).unwrap();
+    assert!(diff(&before.wdl, &after.wdl) < 1e-4 && diff(&before.policy, &after.policy) < 1e-4);
+    assert!(narrow.widened(&narrow_arch, 1).is_ok());
+    for to in [draughts_nn::NetConfig { accumulator: 48, ..narrow_arch.clone() }, draughts_nn::NetConfig { pattern_width: 32, ..narrow_arch.clone() }] {
+        let e = narrow.widened(&to, 1).unwrap_err();
+        assert!(e.contains("block patterns cannot change"), "{e}");
+    }
+    let e = net.widened(&draughts_nn::NetConfig { pattern_width: 16, ..arch.clone() }, 1).unwrap_err();
+    assert!(e.contains("block patterns cannot change"), "{e}");
 }
 
 #[test]

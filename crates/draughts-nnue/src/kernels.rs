@@ -130,6 +130,8 @@ type UpdateFn = fn(&mut [i32], &[i32], &[i32], &[u32], &[u32]);
 type AffineFn = fn(&[f32], &[f32], &[f32], &mut [f32], bool);
 /// `update16(dst, src, table, adds, subs)`.
 type Update16Fn = fn(&mut [i16], &[i16], &[i16], &[u32], &[u32]);
+/// `accumulate(dst, table, adds, subs)`.
+type AccumulateFn<T> = fn(&mut [T], &[T], &[u32], &[u32]);
 /// `dense8(x, w, b, scale, out)`.
 type Dense8Fn = fn(&[u8], &[i8], &[i32], &[f32], &mut [u8]);
 
@@ -140,6 +142,9 @@ pub(crate) struct Kernels {
     /// `dst = src + sum of the rows `adds` - sum of the rows `subs`` of `table` (rows of
     /// `dst.len()` values, i32, wrapping).
     pub update: UpdateFn,
+    /// `update` in place: `dst += sum of the rows adds - sum of the rows subs` (rows of
+    /// `dst.len()` values: the narrow block-pattern table).
+    pub accumulate: AccumulateFn<i32>,
     /// `out = clamp(acc, 0, Q) / Q`.
     pub crelu: fn(&[i32], &mut [f32]),
     /// `out = b + x W` with `W` stored input-major (`w[j * out.len() + k]`), then clipped to
@@ -149,6 +154,8 @@ pub(crate) struct Kernels {
     pub dot: fn(&[f32], &[f32]) -> f32,
     /// The quantised network's accumulator update: `update` on `i16` (wrapping).
     pub update16: Update16Fn,
+    /// `accumulate` on `i16` (wrapping).
+    pub accumulate16: AccumulateFn<i16>,
     /// `out = min(max(acc, 0), 127 << shift)` rounded to `shift` fewer bits (half up), as bytes
     /// in 0..=127.
     pub crelu8: fn(&[i16], &mut [u8], u32),
@@ -189,10 +196,12 @@ impl Kernels {
 const SCALAR: Kernels = Kernels {
     name: "scalar",
     update: update_scalar::<i32>,
+    accumulate: accumulate_scalar::<i32>,
     crelu: crelu_scalar,
     affine: affine_scalar,
     dot: dot_scalar,
     update16: update_scalar::<i16>,
+    accumulate16: accumulate_scalar::<i16>,
     crelu8: crelu8_scalar,
     dense8: dense8_scalar,
     dot8: dot8_scalar,
@@ -292,6 +301,11 @@ acc_lane!(i16, 16, _mm256_add_epi16, _mm256_sub_epi16);
 fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
     let w = dst.len();
     dst.copy_from_slice(&src[..w]);
+    accumulate_scalar(dst, table, adds, subs);
+}
+
+fn accumulate_scalar<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32]) {
+    let w = dst.len();
     for &f in adds {
         for (d, s) in dst.iter_mut().zip(&table[f as usize * w..(f as usize + 1) * w]) {
             *d = d.wrapping_add(*s);
@@ -351,10 +365,12 @@ fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
 const AVX2: Kernels = Kernels {
     name: "avx2+fma",
     update: avx2::update::<i32>,
+    accumulate: avx2::accumulate::<i32>,
     crelu: avx2::crelu,
     affine: avx2::affine,
     dot: avx2::dot,
     update16: avx2::update::<i16>,
+    accumulate16: avx2::accumulate::<i16>,
     crelu8: avx2::crelu8,
     dense8: avx2::dense8,
     dot8: avx2::dot8,
@@ -371,20 +387,31 @@ mod avx2 {
     use super::{requantise, AccLane, INV_Q, Q};
 
     pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
-        let w = dst.len();
-        assert!(src.len() >= w);
+        assert!(src.len() >= dst.len());
+        update_checked(dst.as_mut_ptr(), src.as_ptr(), dst.len(), table, adds, subs);
+    }
+
+    pub(super) fn accumulate<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32]) {
+        let d = dst.as_mut_ptr();
+        update_checked(d, d, dst.len(), table, adds, subs);
+    }
+
+    /// `w` values at `d` = those at `s` (the same place, or `w` values that do not overlap
+    /// them) plus and minus rows of `table`.
+    fn update_checked<T: AccLane>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32]) {
         for &f in adds.iter().chain(subs) {
             assert!((f as usize + 1) * w <= table.len());
         }
-        let aligned =
-            w % T::PER_REGISTER == 0 && [dst.as_ptr(), src.as_ptr(), table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
-        // SAFETY: AVX2 is present (see the module docs); lengths checked above; the aligned
-        // version only with 32-byte aligned starts and rows of a whole number of registers.
+        let aligned = w % T::PER_REGISTER == 0 && [d as *const T, s, table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
+        // SAFETY: AVX2 is present (see the module docs); the callers give `w` values at `d` and
+        // `s`, rows checked above; the aligned version only with 32-byte aligned starts and rows
+        // of a whole number of registers. Each block of values is read from `s` before it is
+        // written to `d`, so `d == s` updates in place.
         unsafe {
             if aligned {
-                update_impl::<T, true>(dst, src, table, adds, subs)
+                update_impl::<T, true>(d, s, w, table, adds, subs)
             } else {
-                update_impl::<T, false>(dst, src, table, adds, subs)
+                update_impl::<T, false>(d, s, w, table, adds, subs)
             }
         }
     }
@@ -423,9 +450,9 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn update_impl<T: AccLane, const A: bool>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
-        let (w, n) = (dst.len(), T::PER_REGISTER);
-        let (d, s, t) = (dst.as_mut_ptr(), src.as_ptr(), table.as_ptr());
+    unsafe fn update_impl<T: AccLane, const A: bool>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32]) {
+        let n = T::PER_REGISTER;
+        let t = table.as_ptr();
         let mut k = 0;
         // 8 registers at a time, every row added in registers.
         while k + 8 * n <= w {
@@ -1045,6 +1072,18 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(a1, want);
+                // In place, on the first 16 values (a narrow pattern table's rows).
+                let (m16, narrow) = (16.min(n), &table[..10 * 16.min(n)]);
+                let (mut b1, mut b2) = (src[..m16].to_vec(), src[..m16].to_vec());
+                (fast.accumulate16)(&mut b1, narrow, &[1, 7, 7], &[0, 9]);
+                (slow.accumulate16)(&mut b2, narrow, &[1, 7, 7], &[0, 9]);
+                let want: Vec<i16> = (0..m16)
+                    .map(|k| {
+                        let row = |r: usize| narrow[r * m16 + k];
+                        src[k].wrapping_add(row(1)).wrapping_add(row(7)).wrapping_add(row(7)).wrapping_sub(row(0)).wrapping_sub(row(9))
+                    })
+                    .collect();
+                assert_eq!((&b1, &b2), (&want, &want));
                 for shift in 0..=6 {
                     let acc: Vec<i16> = (0..n as i32).map(|i| ((i * 997) % 20000 - 4000) as i16).collect();
                     let (mut c1, mut c2) = (vec![0u8; n], vec![0u8; n]);

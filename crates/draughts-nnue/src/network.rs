@@ -20,9 +20,10 @@
 //!
 //! Names in quotes are the safetensors keys (`NAME.weight` `[out, in]`, `NAME.bias` `[out]`,
 //! PyTorch's layout), the same the trainer in `draughts-nn` gives its variables. A network with
-//! block patterns (`NetConfig::patterns`) has one more tensor, `pt.weight` `[104976, A]`: one row
-//! per pattern feature (an embedding table, no bias), added to the accumulator like `ft`'s
-//! columns.
+//! block patterns (`NetConfig::patterns`) has one more tensor, `pt.weight` `[104976, P]`: one row
+//! per pattern feature (an embedding table, no bias), added to the accumulator's first `P`
+//! outputs like `ft`'s columns (`P` = `NetConfig::pattern_outputs`: `A`, or the narrower
+//! `pattern_width`, whose rows take fewer bytes to read on each move).
 //!
 //! # Numbers
 //! The accumulator is kept in fixed point (`i32`, first-layer weights times [`crate::Q`] =
@@ -43,7 +44,7 @@ use draughts_core::{Color, Move, Position};
 use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
 use crate::accumulator::{Accumulator, Precision};
-use crate::features::{FeatureSet, FEATURES, PATTERN_FEATURES};
+use crate::features::{FeatureSet, BLOCKS, FEATURES, PATTERN_FEATURES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
 use crate::quant::{FloatLayers, FloatStack, Quantised};
@@ -152,8 +153,14 @@ pub struct Network {
     features: FeatureSet,
     /// Accumulator width for one point of view.
     width: usize,
-    /// First layer in fixed point, feature-major: row `f` is `ft_w[f * width..][..width]`.
+    /// First layer in fixed point, feature-major: row `f` (a piece-square feature) is
+    /// `ft_w[f * width..][..width]`.
     ft_w: Aligned<i32>,
+    /// How many accumulator outputs (the first ones) the block patterns feed (0 without them).
+    pattern_width: usize,
+    /// The block patterns in fixed point: row `f - FEATURES` of `pattern_width` values for
+    /// pattern feature `f`.
+    pt_w: Aligned<i32>,
     ft_b: Aligned<i32>,
     /// The dense layers and heads of each phase bucket (`NetConfig::bucket_of`).
     stacks: Vec<Stack>,
@@ -180,7 +187,7 @@ pub fn tensor_shapes(arch: &NetConfig) -> Vec<(String, Vec<usize>)> {
     let (a, k) = (arch.accumulator, arch.buckets);
     let mut v = vec![("ft.weight".to_owned(), vec![a, FEATURES]), ("ft.bias".to_owned(), vec![a])];
     if arch.patterns {
-        v.push(("pt.weight".to_owned(), vec![PATTERN_FEATURES, a]));
+        v.push(("pt.weight".to_owned(), vec![PATTERN_FEATURES, arch.pattern_outputs()]));
     }
     let mut inputs = arch.first_dense_inputs();
     for (i, &h) in arch.hidden.iter().enumerate() {
@@ -227,8 +234,9 @@ impl Network {
         let mut take = |name: &str| tensors.remove(name).unwrap_or_default();
         let a = arch.accumulator;
 
-        // First layer: [A, 200] (and the patterns' [104976, A]) -> one [A, features] matrix in
-        // PyTorch's layout, then feature-major fixed point, with an overflow bound.
+        // First layer: [A, 200] (and the patterns' [104976, P], zeros past output P) -> one
+        // [A, features] matrix in PyTorch's layout, then feature-major fixed point (the piece
+        // squares, and the patterns apart: P values a row), with an overflow bound.
         let features = FeatureSet { patterns: arch.patterns };
         let n = features.len();
         let w = {
@@ -239,7 +247,7 @@ impl Network {
                 for k in 0..a {
                     all[k * n..k * n + FEATURES].copy_from_slice(&piece_squares[k * FEATURES..(k + 1) * FEATURES]);
                 }
-                for (j, row) in patterns.chunks_exact(a).enumerate() {
+                for (j, row) in patterns.chunks_exact(arch.pattern_outputs()).enumerate() {
                     for (k, &x) in row.iter().enumerate() {
                         all[k * n + FEATURES + j] = x;
                     }
@@ -262,10 +270,17 @@ impl Network {
             }
         }
         let fixed = |x: f32| (x as f64 * Q as f64).round() as i32;
-        let mut ft_w = Aligned::zeros(n * a);
+        let mut ft_w = Aligned::zeros(FEATURES * a);
         for k in 0..a {
-            for f in 0..n {
+            for f in 0..FEATURES {
                 ft_w[f * a + k] = fixed(w[k * n + f]);
+            }
+        }
+        let p = arch.pattern_outputs();
+        let mut pt_w = Aligned::zeros(if arch.patterns { PATTERN_FEATURES * p } else { 0 });
+        for k in 0..p {
+            for j in 0..PATTERN_FEATURES {
+                pt_w[j * p + k] = fixed(w[k * n + FEATURES + j]);
             }
         }
         let ft_b = Aligned::from_slice(&b.iter().map(|&x| fixed(x)).collect::<Vec<i32>>());
@@ -313,7 +328,8 @@ impl Network {
             float_stacks.push(float);
         }
         // The quantised layers, from the float tensors in PyTorch's layout.
-        let layers = FloatLayers { width: a, features, pairwise: arch.pairwise, ft_w: &w, ft_b: &b, stacks: float_stacks };
+        let layers =
+            FloatLayers { width: a, features, pattern_width: p, pairwise: arch.pairwise, ft_w: &w, ft_b: &b, stacks: float_stacks };
         let quant = Quantised::new(&layers);
         Ok(Network {
             model_id: meta.model_id.clone(),
@@ -322,6 +338,8 @@ impl Network {
             features,
             width: a,
             ft_w,
+            pattern_width: p,
+            pt_w,
             ft_b,
             stacks,
             policy_w: Aligned::from_slice(&take("policy.weight")),
@@ -356,6 +374,7 @@ impl Network {
     pub fn parameter_count(&self) -> usize {
         let dense = |d: &Dense| d.w.len() + d.b.len();
         self.ft_w.len()
+            + self.pt_w.len()
             + self.ft_b.len()
             + self
                 .stacks
@@ -415,15 +434,28 @@ impl Network {
                     n += 1;
                 }
             });
+            // The piece squares come first, then the blocks' patterns.
+            let pieces = active[..n].partition_point(|&f| (f as usize) < FEATURES);
+            for f in &mut active[pieces..n] {
+                *f -= FEATURES as u32;
+            }
+            let (squares, patterns) = active[..n].split_at(pieces);
+            let w = self.pattern_width;
             match precision {
                 Precision::Float => {
                     let half = &mut acc.values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update)(half, &self.ft_b, &self.ft_w, &active[..n], &[]);
+                    (self.kernels.update)(half, &self.ft_b, &self.ft_w, squares, &[]);
+                    if w > 0 {
+                        (self.kernels.accumulate)(&mut half[..w], &self.pt_w, patterns, &[]);
+                    }
                 }
                 Precision::Int8 => {
                     let q = self.quantised();
                     let half = &mut acc.narrow_values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update16)(half, &q.ft_b, &q.ft_w, &active[..n], &[]);
+                    (self.kernels.update16)(half, &q.ft_b, &q.ft_w, squares, &[]);
+                    if w > 0 {
+                        (self.kernels.accumulate16)(&mut half[..w], &q.pt_w, patterns, &[]);
+                    }
                 }
             }
         }
@@ -440,17 +472,35 @@ impl Network {
         let white = self.features.move_delta(before, mv, Color::White);
         let black = white.mirrored();
         child.set_pieces(parent.pieces() - white.captured());
+        let w = self.pattern_width;
         for (p, d) in [&white, &black].into_iter().enumerate() {
+            // The piece squares come first in each list, then the blocks' patterns (rows of
+            // their own table, numbered from 0).
+            let (added, removed) = (d.added(), d.removed());
+            let (a_pieces, r_pieces) = (added.partition_point(|&f| (f as usize) < FEATURES), removed.partition_point(|&f| (f as usize) < FEATURES));
+            let mut pattern_rows = [0u32; 2 * BLOCKS];
+            let (na, nr) = (added.len() - a_pieces, removed.len() - r_pieces);
+            for (slot, &f) in pattern_rows.iter_mut().zip(added[a_pieces..].iter().chain(&removed[r_pieces..])) {
+                *slot = f - FEATURES as u32;
+            }
+            let (pat_added, pat_removed) = (&pattern_rows[..na], &pattern_rows[na..na + nr]);
             match precision {
                 Precision::Float => {
                     let src = &parent.values()[p * a..(p + 1) * a];
                     let dst = &mut child.values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update)(dst, src, &self.ft_w, d.added(), d.removed());
+                    (self.kernels.update)(dst, src, &self.ft_w, &added[..a_pieces], &removed[..r_pieces]);
+                    if na + nr > 0 {
+                        (self.kernels.accumulate)(&mut dst[..w], &self.pt_w, pat_added, pat_removed);
+                    }
                 }
                 Precision::Int8 => {
+                    let q = self.quantised();
                     let src = &parent.narrow_values()[p * a..(p + 1) * a];
                     let dst = &mut child.narrow_values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update16)(dst, src, &self.quantised().ft_w, d.added(), d.removed());
+                    (self.kernels.update16)(dst, src, &q.ft_w, &added[..a_pieces], &removed[..r_pieces]);
+                    if na + nr > 0 {
+                        (self.kernels.accumulate16)(&mut dst[..w], &q.pt_w, pat_added, pat_removed);
+                    }
                 }
             }
         }

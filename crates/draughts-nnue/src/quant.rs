@@ -71,8 +71,11 @@ pub(crate) struct Quantised {
     /// Where each first-layer output (the float network's order) sits in the quantised
     /// accumulator: outputs that are often zero come first (see [`zero_first_order`]).
     pub position_of: Vec<usize>,
-    /// Feature-major, as the float table.
+    /// Feature-major, as the float table: the piece squares' rows (`width` values each).
     pub ft_w: Aligned<i16>,
+    /// The block patterns' rows (`pattern_width` values each, the first outputs: the order
+    /// keeps the outputs the patterns feed first).
+    pub pt_w: Aligned<i16>,
     pub ft_b: Aligned<i16>,
     /// The dense layers and heads of each phase bucket.
     pub stacks: Vec<Stack8>,
@@ -91,6 +94,8 @@ pub(crate) struct FloatLayers<'a> {
     pub width: usize,
     /// The inputs: `ft_w` has `features.len()` columns.
     pub features: FeatureSet,
+    /// How many outputs (the first ones) the block patterns feed; their columns are zero past it.
+    pub pattern_width: usize,
     /// The first dense layer reads pairwise products (see `NetConfig::pairwise`).
     pub pairwise: bool,
     pub ft_w: &'a [f32],
@@ -151,11 +156,19 @@ impl Quantised {
         for (p, &k) in order.iter().enumerate() {
             position_of[k] = p;
         }
-        let mut ft_w = Aligned::zeros(n * a);
+        let (pieces, pw) = (crate::features::FEATURES, f.pattern_width);
+        let mut ft_w = Aligned::zeros(pieces * a);
+        let mut pt_w = Aligned::zeros((n - pieces) * pw);
         let mut ft_b = Aligned::zeros(a);
         for k in 0..a {
-            for j in 0..n {
+            for j in 0..pieces {
                 ft_w[j * a + position_of[k]] = q16(f.ft_w[k * n + j]);
+            }
+            if k < pw {
+                debug_assert!(position_of[k] < pw);
+                for j in pieces..n {
+                    pt_w[(j - pieces) * pw + position_of[k]] = q16(f.ft_w[k * n + j]);
+                }
             }
             ft_b[position_of[k]] = q16(f.ft_b[k]);
         }
@@ -219,7 +232,7 @@ impl Quantised {
             let moves_left = stack.moves_left.map(|m| head(m, "moves_left")).transpose()?;
             stacks.push(Stack8 { hidden, wdl, moves_left });
         }
-        Ok(Quantised { shift, padded_width, position_of, ft_w, ft_b, stacks })
+        Ok(Quantised { shift, padded_width, position_of, ft_w, pt_w, ft_b, stacks })
     }
 }
 
@@ -230,7 +243,8 @@ impl Quantised {
 /// network, about 45 non-zero blocks of 64 instead of 53). Integer sums do not depend on the
 /// order: the network's outputs are the same bit for bit. With pairwise products the pairs are
 /// ordered (by how often their product is zero) and each output of the second half stays half
-/// the width after its partner.
+/// the width after its partner. Outputs that narrow block patterns feed (the first
+/// `pattern_width`) are ordered among themselves, so they stay the first.
 fn zero_first_order(f: &FloatLayers) -> Vec<usize> {
     let a = f.width;
     let half = a / 2;
@@ -271,9 +285,13 @@ fn zero_first_order(f: &FloatLayers) -> Vec<usize> {
             }
         }
     }
-    let mut order: Vec<usize> = (0..if f.pairwise { half } else { a }).collect();
+    let ordered = if f.pairwise { half } else { a };
+    let mut order: Vec<usize> = (0..ordered).collect();
     // Stable: ties keep the float network's order.
-    order.sort_by_key(|&k| std::cmp::Reverse(zeros[k]));
+    let split = if f.pattern_width > 0 { f.pattern_width.min(ordered) } else { 0 };
+    let (patterned, rest) = order.split_at_mut(split);
+    patterned.sort_by_key(|&k| std::cmp::Reverse(zeros[k]));
+    rest.sort_by_key(|&k| std::cmp::Reverse(zeros[k]));
     if f.pairwise {
         let partners: Vec<usize> = order.iter().map(|&k| k + half).collect();
         order.extend(partners);

@@ -41,7 +41,7 @@ fn games(n: usize, seed: u64) -> Vec<Vec<(Position, draughts_core::Move)>> {
 
 /// Odd widths too: an accumulator that is not a multiple of 16, hidden layers that are not
 /// multiples of 8; pairwise products; phase buckets (8 of them: random games pass through
-/// several); block patterns.
+/// several); block patterns, over the whole accumulator and over its first outputs.
 fn archs() -> Vec<NetConfig> {
     vec![
         NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, ..NetConfig::sparse() },
@@ -53,6 +53,10 @@ fn archs() -> Vec<NetConfig> {
         NetConfig { accumulator: 24, hidden: vec![12], pairwise: true, buckets: 3, ..NetConfig::sparse() },
         NetConfig { accumulator: 32, hidden: vec![16, 8], moves_left_head: true, buckets: 2, patterns: true, ..NetConfig::sparse() },
         NetConfig { accumulator: 24, hidden: vec![12], pairwise: true, patterns: true, ..NetConfig::sparse() },
+        // Narrow patterns: 16 of 40 outputs (the second point of view's half unaligned), and
+        // 16 of a pairwise 64's first half.
+        NetConfig { accumulator: 40, hidden: vec![16, 8], moves_left_head: true, patterns: true, pattern_width: 16, ..NetConfig::sparse() },
+        NetConfig { accumulator: 64, hidden: vec![16], pairwise: true, patterns: true, pattern_width: 16, ..NetConfig::sparse() },
     ]
 }
 
