@@ -130,8 +130,8 @@ type UpdateFn = fn(&mut [i32], &[i32], &[i32], &[u32], &[u32]);
 type AffineFn = fn(&[f32], &[f32], &[f32], &mut [f32], bool);
 /// `update16(dst, src, table, adds, subs)`.
 type Update16Fn = fn(&mut [i16], &[i16], &[i16], &[u32], &[u32]);
-/// `accumulate(dst, table, adds, subs)`.
-type AccumulateFn<T> = fn(&mut [T], &[T], &[u32], &[u32]);
+/// `accumulate(dst, table, adds, subs, first)`.
+type AccumulateFn<T> = fn(&mut [T], &[T], &[u32], &[u32], u32);
 /// `dense8(x, w, b, scale, out)`.
 type Dense8Fn = fn(&[u8], &[i8], &[i32], &[f32], &mut [u8]);
 
@@ -143,7 +143,7 @@ pub(crate) struct Kernels {
     /// `dst.len()` values, i32, wrapping).
     pub update: UpdateFn,
     /// `update` in place: `dst += sum of the rows adds - sum of the rows subs` (rows of
-    /// `dst.len()` values: the narrow block-pattern table).
+    /// `dst.len()` values: the narrow block-pattern table), row `f - first` for each `f`.
     pub accumulate: AccumulateFn<i32>,
     /// `out = clamp(acc, 0, Q) / Q`.
     pub crelu: fn(&[i32], &mut [f32]),
@@ -301,18 +301,20 @@ acc_lane!(i16, 16, _mm256_add_epi16, _mm256_sub_epi16);
 fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
     let w = dst.len();
     dst.copy_from_slice(&src[..w]);
-    accumulate_scalar(dst, table, adds, subs);
+    accumulate_scalar(dst, table, adds, subs, 0);
 }
 
-fn accumulate_scalar<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32]) {
+fn accumulate_scalar<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32], first: u32) {
     let w = dst.len();
     for &f in adds {
-        for (d, s) in dst.iter_mut().zip(&table[f as usize * w..(f as usize + 1) * w]) {
+        let r = (f - first) as usize;
+        for (d, s) in dst.iter_mut().zip(&table[r * w..(r + 1) * w]) {
             *d = d.wrapping_add(*s);
         }
     }
     for &f in subs {
-        for (d, s) in dst.iter_mut().zip(&table[f as usize * w..(f as usize + 1) * w]) {
+        let r = (f - first) as usize;
+        for (d, s) in dst.iter_mut().zip(&table[r * w..(r + 1) * w]) {
             *d = d.wrapping_sub(*s);
         }
     }
@@ -388,19 +390,19 @@ mod avx2 {
 
     pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
         assert!(src.len() >= dst.len());
-        update_checked(dst.as_mut_ptr(), src.as_ptr(), dst.len(), table, adds, subs);
+        update_checked(dst.as_mut_ptr(), src.as_ptr(), dst.len(), table, adds, subs, 0);
     }
 
-    pub(super) fn accumulate<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32]) {
+    pub(super) fn accumulate<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32], first: u32) {
         let d = dst.as_mut_ptr();
-        update_checked(d, d, dst.len(), table, adds, subs);
+        update_checked(d, d, dst.len(), table, adds, subs, first);
     }
 
     /// `w` values at `d` = those at `s` (the same place, or `w` values that do not overlap
-    /// them) plus and minus rows of `table`.
-    fn update_checked<T: AccLane>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32]) {
+    /// them) plus and minus rows `f - first` of `table`.
+    fn update_checked<T: AccLane>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32], first: u32) {
         for &f in adds.iter().chain(subs) {
-            assert!((f as usize + 1) * w <= table.len());
+            assert!(f >= first && ((f - first) as usize + 1) * w <= table.len());
         }
         let aligned = w % T::PER_REGISTER == 0 && [d as *const T, s, table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
         // SAFETY: AVX2 is present (see the module docs); the callers give `w` values at `d` and
@@ -409,9 +411,9 @@ mod avx2 {
         // written to `d`, so `d == s` updates in place.
         unsafe {
             if aligned {
-                update_impl::<T, true>(d, s, w, table, adds, subs)
+                update_impl::<T, true>(d, s, w, table, adds, subs, first)
             } else {
-                update_impl::<T, false>(d, s, w, table, adds, subs)
+                update_impl::<T, false>(d, s, w, table, adds, subs, first)
             }
         }
     }
@@ -450,8 +452,17 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn update_impl<T: AccLane, const A: bool>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32]) {
+    unsafe fn update_impl<T: AccLane, const A: bool>(
+        d: *mut T,
+        s: *const T,
+        w: usize,
+        table: &[T],
+        adds: &[u32],
+        subs: &[u32],
+        first: u32,
+    ) {
         let n = T::PER_REGISTER;
+        // Rows are numbered from `first`.
         let t = table.as_ptr();
         let mut k = 0;
         // 8 registers at a time, every row added in registers.
@@ -461,13 +472,13 @@ mod avx2 {
                 *ri = load_i::<A>(i32s(s.add(k + n * i)));
             }
             for &f in adds {
-                let row = t.add(f as usize * w + k);
+                let row = t.add((f - first) as usize * w + k);
                 for (i, ri) in r.iter_mut().enumerate() {
                     *ri = T::add256(*ri, load_i::<A>(i32s(row.add(n * i))));
                 }
             }
             for &f in subs {
-                let row = t.add(f as usize * w + k);
+                let row = t.add((f - first) as usize * w + k);
                 for (i, ri) in r.iter_mut().enumerate() {
                     *ri = T::sub256(*ri, load_i::<A>(i32s(row.add(n * i))));
                 }
@@ -480,10 +491,10 @@ mod avx2 {
         while k + n <= w {
             let mut r = load_i::<A>(i32s(s.add(k)));
             for &f in adds {
-                r = T::add256(r, load_i::<A>(i32s(t.add(f as usize * w + k))));
+                r = T::add256(r, load_i::<A>(i32s(t.add((f - first) as usize * w + k))));
             }
             for &f in subs {
-                r = T::sub256(r, load_i::<A>(i32s(t.add(f as usize * w + k))));
+                r = T::sub256(r, load_i::<A>(i32s(t.add((f - first) as usize * w + k))));
             }
             store_i::<A>(d.add(k) as *mut i32, r);
             k += n;
@@ -491,10 +502,10 @@ mod avx2 {
         while k < w {
             let mut v = *s.add(k);
             for &f in adds {
-                v = v.wrapping_add(*t.add(f as usize * w + k));
+                v = v.wrapping_add(*t.add((f - first) as usize * w + k));
             }
             for &f in subs {
-                v = v.wrapping_sub(*t.add(f as usize * w + k));
+                v = v.wrapping_sub(*t.add((f - first) as usize * w + k));
             }
             *d.add(k) = v;
             k += 1;
@@ -1075,8 +1086,8 @@ mod tests {
                 // In place, on the first 16 values (a narrow pattern table's rows).
                 let (m16, narrow) = (16.min(n), &table[..10 * 16.min(n)]);
                 let (mut b1, mut b2) = (src[..m16].to_vec(), src[..m16].to_vec());
-                (fast.accumulate16)(&mut b1, narrow, &[1, 7, 7], &[0, 9]);
-                (slow.accumulate16)(&mut b2, narrow, &[1, 7, 7], &[0, 9]);
+                (fast.accumulate16)(&mut b1, narrow, &[101, 107, 107], &[100, 109], 100);
+                (slow.accumulate16)(&mut b2, narrow, &[101, 107, 107], &[100, 109], 100);
                 let want: Vec<i16> = (0..m16)
                     .map(|k| {
                         let row = |r: usize| narrow[r * m16 + k];

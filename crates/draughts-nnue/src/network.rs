@@ -44,7 +44,7 @@ use draughts_core::{Color, Move, Position};
 use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
 use crate::accumulator::{Accumulator, Precision};
-use crate::features::{FeatureSet, BLOCKS, FEATURES, PATTERN_FEATURES};
+use crate::features::{Delta, FeatureSet, FEATURES, PATTERN_FEATURES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
 use crate::quant::{FloatLayers, FloatStack, Quantised};
@@ -434,11 +434,8 @@ impl Network {
                     n += 1;
                 }
             });
-            // The piece squares come first, then the blocks' patterns.
+            // The piece squares come first, then the blocks' patterns (rows of their own table).
             let pieces = active[..n].partition_point(|&f| (f as usize) < FEATURES);
-            for f in &mut active[pieces..n] {
-                *f -= FEATURES as u32;
-            }
             let (squares, patterns) = active[..n].split_at(pieces);
             let w = self.pattern_width;
             match precision {
@@ -446,7 +443,7 @@ impl Network {
                     let half = &mut acc.values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update)(half, &self.ft_b, &self.ft_w, squares, &[]);
                     if w > 0 {
-                        (self.kernels.accumulate)(&mut half[..w], &self.pt_w, patterns, &[]);
+                        (self.kernels.accumulate)(&mut half[..w], &self.pt_w, patterns, &[], FEATURES as u32);
                     }
                 }
                 Precision::Int8 => {
@@ -454,7 +451,7 @@ impl Network {
                     let half = &mut acc.narrow_values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update16)(half, &q.ft_b, &q.ft_w, squares, &[]);
                     if w > 0 {
-                        (self.kernels.accumulate16)(&mut half[..w], &q.pt_w, patterns, &[]);
+                        (self.kernels.accumulate16)(&mut half[..w], &q.pt_w, patterns, &[], FEATURES as u32);
                     }
                 }
             }
@@ -469,37 +466,31 @@ impl Network {
         let precision = parent.precision();
         child.resize(a, precision);
         // Black's features are White's mirrored.
-        let white = self.features.move_delta(before, mv, Color::White);
-        let black = white.mirrored();
-        child.set_pieces(parent.pieces() - white.captured());
-        let w = self.pattern_width;
-        for (p, d) in [&white, &black].into_iter().enumerate() {
-            // The piece squares come first in each list, then the blocks' patterns (rows of
-            // their own table, numbered from 0).
-            let (added, removed) = (d.added(), d.removed());
-            let (a_pieces, r_pieces) = (added.partition_point(|&f| (f as usize) < FEATURES), removed.partition_point(|&f| (f as usize) < FEATURES));
-            let mut pattern_rows = [0u32; 2 * BLOCKS];
-            let (na, nr) = (added.len() - a_pieces, removed.len() - r_pieces);
-            for (slot, &f) in pattern_rows.iter_mut().zip(added[a_pieces..].iter().chain(&removed[r_pieces..])) {
-                *slot = f - FEATURES as u32;
-            }
-            let (pat_added, pat_removed) = (&pattern_rows[..na], &pattern_rows[na..na + nr]);
+        let mut deltas = [Delta::empty(), Delta::empty()];
+        self.features.move_deltas(before, mv, &mut deltas);
+        child.set_pieces(parent.pieces() - deltas[0].captured());
+        let (w, first) = (self.pattern_width, FEATURES as u32);
+        for (p, d) in deltas.iter().enumerate() {
+            // The piece squares' rows, then the blocks' patterns (rows of their own table,
+            // numbered from FEATURES).
+            let ((added, removed), (pat_added, pat_removed)) = (d.pieces(), d.patterns());
+            let patterns = !pat_added.is_empty() || !pat_removed.is_empty();
             match precision {
                 Precision::Float => {
                     let src = &parent.values()[p * a..(p + 1) * a];
                     let dst = &mut child.values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update)(dst, src, &self.ft_w, &added[..a_pieces], &removed[..r_pieces]);
-                    if na + nr > 0 {
-                        (self.kernels.accumulate)(&mut dst[..w], &self.pt_w, pat_added, pat_removed);
+                    (self.kernels.update)(dst, src, &self.ft_w, added, removed);
+                    if patterns {
+                        (self.kernels.accumulate)(&mut dst[..w], &self.pt_w, pat_added, pat_removed, first);
                     }
                 }
                 Precision::Int8 => {
                     let q = self.quantised();
                     let src = &parent.narrow_values()[p * a..(p + 1) * a];
                     let dst = &mut child.narrow_values_mut()[p * a..(p + 1) * a];
-                    (self.kernels.update16)(dst, src, &q.ft_w, &added[..a_pieces], &removed[..r_pieces]);
-                    if na + nr > 0 {
-                        (self.kernels.accumulate16)(&mut dst[..w], &q.pt_w, pat_added, pat_removed);
+                    (self.kernels.update16)(dst, src, &q.ft_w, added, removed);
+                    if patterns {
+                        (self.kernels.accumulate16)(&mut dst[..w], &q.pt_w, pat_added, pat_removed, first);
                     }
                 }
             }
