@@ -425,15 +425,8 @@ impl Delta {
     /// The same change seen from the other point of view ([`mirror_feature`] of each).
     #[inline]
     pub fn mirrored(&self) -> Delta {
+        // Only the entries in use are written (a clone copied all of the arrays).
         let mut d = Delta::empty();
-        self.mirror_into(&mut d);
-        d
-    }
-
-    /// Writes [`Delta::mirrored`] into `d` (only the entries in use: a clone copied all of the
-    /// arrays).
-    #[inline]
-    fn mirror_into(&self, d: &mut Delta) {
         for (m, &f) in d.added.iter_mut().zip(self.added()) {
             *m = mirror_feature(f as usize) as u32;
         }
@@ -442,6 +435,7 @@ impl Delta {
         }
         (d.added_len, d.removed_len, d.captured) = (self.added_len, self.removed_len, self.captured);
         (d.added_pieces, d.removed_pieces) = (self.added_pieces, self.removed_pieces);
+        d
     }
 
     /// An empty delta, to be written by [`FeatureSet::move_deltas`].
