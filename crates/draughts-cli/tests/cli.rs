@@ -439,6 +439,17 @@ fn export_writes_a_model_directory_that_hub_and_dxp_play_with() {
     std::fs::write(&cfg, &good).unwrap();
     // Exporting the same model again is fine; a second model into the same directory is not.
     assert!(export(&run).status.success());
+    // Without TorchScript: the file is gone, the card neither lists it nor describes it, and the
+    // model still loads (its sums checked); exported again with it, it is back.
+    let o = draughts(&["export", "--checkpoint", run.to_str().unwrap(), "--out", model.to_str().unwrap(), "--no-torchscript"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!model.join(format!("{id}.torchscript.pt")).exists());
+    let card = std::fs::read_to_string(model.join("README.md")).unwrap();
+    assert!(!card.lines().any(|l| l.ends_with(".torchscript.pt")) && !card.contains("torch.jit.load"), "{card}");
+    assert!(card.contains("--no-torchscript"), "{card}");
+    assert!(hub(&model).status.success());
+    assert!(export(&run).status.success());
+    assert!(model.join(format!("{id}.torchscript.pt")).is_file());
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     let meta = std::fs::read_to_string(model.join(format!("{id}.json"))).unwrap();

@@ -44,6 +44,10 @@ pub struct Args {
     /// Simulations per move the card recommends for play (`draughts hub --sims`).
     #[arg(long, default_value_t = 200)]
     sims: u32,
+    /// Write no TorchScript file (`ID.torchscript.pt` holds the weights again, as large as the
+    /// safetensors file: 16 MB for a net with block patterns). The card says how to get one.
+    #[arg(long)]
+    no_torchscript: bool,
 }
 
 /// One evaluation line of a run's metrics.jsonl that concerns the exported model.
@@ -165,11 +169,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     // TorchScript, for PyTorch, libtorch and the ONNX converter (scripts/onnx): traced, written,
     // loaded back and compared with the network on real-looking inputs at another batch size.
     let ts_path = torchscript::torchscript_path(&a.out, &meta.model_id);
-    torchscript::save(&mut net, &ts_path).map_err(|e| anyhow::anyhow!("{}: cannot write TorchScript: {e}", ts_path.display()))?;
-    let ts_diff = torchscript_difference(&net, &ts_path)?;
-    if ts_diff > 1e-4 {
-        return Err(anyhow::anyhow!("{}: the traced network differs from the checkpoint by {ts_diff:e}", ts_path.display()));
-    }
+    let ts_diff = if a.no_torchscript {
+        // One left by an earlier export of this model would stay listed in the card.
+        match std::fs::remove_file(&ts_path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(bad_input(format!("{}: cannot remove it: {e}", ts_path.display())))
+            }
+            _ => None,
+        }
+    } else {
+        torchscript::save(&mut net, &ts_path).map_err(|e| anyhow::anyhow!("{}: cannot write TorchScript: {e}", ts_path.display()))?;
+        let diff = torchscript_difference(&net, &ts_path)?;
+        if diff > 1e-4 {
+            return Err(anyhow::anyhow!("{}: the traced network differs from the checkpoint by {diff:e}", ts_path.display()));
+        }
+        Some(diff)
+    };
     drop(net);
 
     // Where the run started and which other runs' games it trained on, from its config.
@@ -220,11 +235,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     checkpoint::load(&checkpoint::sidecar_path(&a.out, &meta.model_id), Device::Cpu)
         .map_err(|e| anyhow::anyhow!("the exported copy does not load: {e}"))?;
     println!("exported {} ({} parameters) to {}", meta.model_id, params, a.out.display());
-    println!(
-        "TorchScript {} (reloaded: largest difference from the checkpoint {ts_diff:.1e}); {} files listed with SHA-256 in the card",
-        ts_path.display(),
-        files.len()
-    );
+    match ts_diff {
+        Some(d) => println!(
+            "TorchScript {} (reloaded: largest difference from the checkpoint {d:.1e}); {} files listed with SHA-256 in the card",
+            ts_path.display(),
+            files.len()
+        ),
+        None => println!("no TorchScript (--no-torchscript); {} files listed with SHA-256 in the card", files.len()),
+    }
     println!("play it: draughts hub --model {} --level hard", a.out.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -480,21 +498,33 @@ fn model_card(
         }
         let _ = writeln!(s);
     }
-    let _ = writeln!(
-        s,
-        "## Other formats\n\n\
-         `{id}.{ts}` is the network traced to TorchScript (`torch.jit.load` in PyTorch, \
-         `torch::jit::load` in libtorch): one input, float32 `[B, 800]` (the position encoding, \
-         version {enc}; see `crates/draughts-nn/src/encoding.rs`), one output, float32 `[B, {cols}]`: \
-         columns 0..2500 the policy logits (not masked to the legal moves), 2500..2503 the \
-         win/draw/loss logits for the side to move{ml_col}. `scripts/onnx {out}` turns it into \
-         ONNX and checks the ONNX output against it.\n",
-        id = meta.model_id,
-        ts = torchscript::TORCHSCRIPT_EXTENSION,
-        enc = meta.encoding_version,
-        cols = 2503 + usize::from(arch.moves_left_head),
-        ml_col = if arch.moves_left_head { ", 2503 the moves-left output" } else { "" },
-    );
+    if a.no_torchscript {
+        let _ = writeln!(
+            s,
+            "## Other formats\n\n\
+             None written (`draughts export --no-torchscript`): `draughts export --checkpoint \
+             {out}/{id}.json --out DIR` writes `{id}.{ts}`, the network traced to TorchScript, \
+             and its card says how to read it.\n",
+            id = meta.model_id,
+            ts = torchscript::TORCHSCRIPT_EXTENSION,
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "## Other formats\n\n\
+             `{id}.{ts}` is the network traced to TorchScript (`torch.jit.load` in PyTorch, \
+             `torch::jit::load` in libtorch): one input, float32 `[B, 800]` (the position encoding, \
+             version {enc}; see `crates/draughts-nn/src/encoding.rs`), one output, float32 `[B, {cols}]`: \
+             columns 0..2500 the policy logits (not masked to the legal moves), 2500..2503 the \
+             win/draw/loss logits for the side to move{ml_col}. `scripts/onnx {out}` turns it into \
+             ONNX and checks the ONNX output against it.\n",
+            id = meta.model_id,
+            ts = torchscript::TORCHSCRIPT_EXTENSION,
+            enc = meta.encoding_version,
+            cols = 2503 + usize::from(arch.moves_left_head),
+            ml_col = if arch.moves_left_head { ", 2503 the moves-left output" } else { "" },
+        );
+    }
     let _ = writeln!(
         s,
         "## Limitations\n\n{}",
