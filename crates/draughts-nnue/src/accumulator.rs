@@ -1,5 +1,6 @@
 //! The accumulator: the first layer's output for both points of view, in fixed point.
 
+use crate::features::BlockConfigs;
 use crate::kernels::Aligned;
 
 /// How a network evaluates: the reference (`Float`) or the quantised network (`Int8`).
@@ -35,6 +36,9 @@ pub struct Accumulator {
     values: Values,
     /// Pieces on the board of the position it is for (which phase bucket evaluates it).
     pieces: u8,
+    /// Its blocks' configurations (White's point of view; zeros for a network without
+    /// patterns), from which an update finds the pattern rows a move changes.
+    configs: BlockConfigs,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +78,14 @@ impl Accumulator {
 
     pub(crate) fn set_pieces(&mut self, pieces: usize) {
         self.pieces = pieces.min(u8::MAX as usize) as u8;
+    }
+
+    pub(crate) fn configs(&self) -> &BlockConfigs {
+        &self.configs
+    }
+
+    pub(crate) fn set_configs(&mut self, configs: BlockConfigs) {
+        self.configs = configs;
     }
 
     /// The precision of its values.
@@ -118,6 +130,7 @@ impl Accumulator {
     /// Copies `other` into `self`, without allocating once sized.
     pub fn copy_from(&mut self, other: &Accumulator) {
         self.pieces = other.pieces;
+        self.configs = other.configs;
         match (&mut self.values, &other.values) {
             (Values::Wide(a), Values::Wide(b)) => {
                 a.resize(b.len());

@@ -168,9 +168,11 @@ impl FeatureSet {
 
     /// [`FeatureSet::move_delta`] from White's point of view and from Black's, in one pass,
     /// written into `out` (a delta is 224 bytes: returning two was a copy worth 3% of a
-    /// search): Black's patterns are White's blocks mirrored by table (no division).
+    /// search), given `configs`, the blocks' configurations in `before` ([`block_configs`]),
+    /// which it turns into those after the move: sums of digits, not readings of the board.
+    /// Black's patterns are White's blocks mirrored by table (no division).
     #[inline]
-    pub fn move_deltas(self, before: &Position, mv: &Move, out: &mut [Delta; 2]) {
+    pub fn move_deltas_from(self, configs: &mut BlockConfigs, before: &Position, mv: &Move, out: &mut [Delta; 2]) {
         let [white, black] = out;
         white.set_pieces(before, mv, Color::White);
         // Piece squares only so far: their mirror needs no pattern arithmetic.
@@ -183,19 +185,88 @@ impl FeatureSet {
         (black.added_pieces, black.removed_pieces, black.captured) = (white.added_pieces, white.removed_pieces, white.captured);
         let (mut added, mut removed) = (white.added_len as usize, white.removed_len as usize);
         if self.patterns {
+            let old = *configs;
+            let mut blocks = play_on_blocks(configs, before, mv);
             // The lengths counted in locals (incrementing the fields in memory chained each
             // entry's store to the next one's load: a tenth of an update's time).
-            pattern_changes(before, mv, Color::White, |b, old, new| {
-                let mirror = |c: usize| pattern_feature(BLOCKS - 1 - b, MIRRORED_CONFIG[c] as usize) as u32;
-                (white.removed[removed], white.added[added]) = (pattern_feature(b, old) as u32, pattern_feature(b, new) as u32);
-                (black.removed[removed], black.added[added]) = (mirror(old), mirror(new));
-                added += 1;
-                removed += 1;
-            });
+            while blocks != 0 {
+                let b = blocks.trailing_zeros() as usize;
+                blocks &= blocks - 1;
+                // In range whatever `configs` held (configurations that are not `before`'s give
+                // wrong rows, never rows outside the table).
+                let (old, new) = ((old[b] as usize).min(CONFIGS - 1), (configs[b] as usize).min(CONFIGS - 1));
+                if old != new {
+                    (white.removed[removed], white.added[added]) = (pattern_feature(b, old) as u32, pattern_feature(b, new) as u32);
+                    (black.removed[removed], black.added[added]) = (mirrored_pattern(b, old) as u32, mirrored_pattern(b, new) as u32);
+                    added += 1;
+                    removed += 1;
+                }
+            }
         }
         (white.added_len, white.removed_len) = (added as u8, removed as u8);
         (black.added_len, black.removed_len) = (added as u8, removed as u8);
     }
+}
+
+/// Each block's configuration from White's point of view (Black sees block `15 - b` in
+/// configuration `MIRRORED_CONFIG[c]`), kept with an accumulator so that
+/// [`FeatureSet::move_deltas_from`] need not read the blocks from the board.
+pub type BlockConfigs = [u16; BLOCKS];
+
+/// The configurations of `pos`'s blocks from White's point of view ([`BlockConfigs`]).
+pub fn block_configs(pos: &Position) -> BlockConfigs {
+    let (own, opp) = (pos.pieces(Color::White), pos.pieces(Color::Black));
+    std::array::from_fn(|b| block_config(b, Color::White, own, opp) as u16)
+}
+
+/// Turns `configs`, the blocks' configurations in `before` ([`BlockConfigs`]), into those after
+/// `mv`; returns the blocks holding a square the move changes (a bit per block; a capture that
+/// ends where it started can leave such a block as it was). A block's configuration changes by
+/// a sum of digits (the pieces that leave or land on its squares, times their place value), so
+/// the blocks are not read from the board.
+#[inline]
+fn play_on_blocks(configs: &mut BlockConfigs, before: &Position, mv: &Move) -> u16 {
+    // White's digits: 1 for a White piece, 2 for a Black one. Sums wrap (a square's digit
+    // leaves before another's lands); every block ends in 0..CONFIGS.
+    let (mover, victim) = if before.side_to_move() == Color::White { (1u16, 2u16) } else { (2, 1) };
+    let (from, to) = (mv.from().index(), mv.to().index());
+    let mut blocks = BLOCKS_OF[from] | BLOCKS_OF[to];
+    for b in 0..BLOCKS {
+        configs[b] = configs[b].wrapping_add(mover.wrapping_mul(DIGITS[to][b].wrapping_sub(DIGITS[from][b])));
+    }
+    for sq in mv.captured() {
+        let s = sq.index();
+        blocks |= BLOCKS_OF[s];
+        for b in 0..BLOCKS {
+            configs[b] = configs[b].wrapping_sub(victim * DIGITS[s][b]);
+        }
+    }
+    blocks
+}
+
+/// The pattern feature Black sees for White's block `b` in configuration `config` (block
+/// `15 - b`, mirrored).
+#[inline]
+fn mirrored_pattern(b: usize, config: usize) -> usize {
+    pattern_feature(BLOCKS - 1 - b, MIRRORED_CONFIG[config] as usize)
+}
+
+/// `DIGITS[s][b]`: the place value (`3^i`) of square index `s` in block `b` (White's point of
+/// view), 0 where the block does not hold it.
+const DIGITS: [[u16; BLOCKS]; SQUARES] = digits();
+
+const fn digits() -> [[u16; BLOCKS]; SQUARES] {
+    let mut out = [[0u16; BLOCKS]; SQUARES];
+    let mut b = 0;
+    while b < BLOCKS {
+        let mut i = 0;
+        while i < BLOCK_SQUARES {
+            out[BLOCK_LAYOUT[b][i] as usize][b] = 3u16.pow(i as u32);
+            i += 1;
+        }
+        b += 1;
+    }
+    out
 }
 
 /// Calls `f(b, old, new)` for each block `b` whose configuration (from `perspective`'s point of
@@ -438,7 +509,7 @@ impl Delta {
         d
     }
 
-    /// An empty delta, to be written by [`FeatureSet::move_deltas`].
+    /// An empty delta, to be written by [`FeatureSet::move_deltas_from`].
     #[inline]
     pub fn empty() -> Delta {
         Delta {
@@ -650,7 +721,12 @@ mod tests {
                     assert_eq!(d.captured(), mv.captured().count() as usize);
                     // Both points of view in one pass: White's delta and its mirror, exactly.
                     let mut both = [Delta::empty(), Delta::empty()];
-                    set.move_deltas(&pos, &mv, &mut both);
+                    let mut configs = block_configs(&pos);
+                    set.move_deltas_from(&mut configs, &pos, &mv, &mut both);
+                    // The blocks, summed digit by digit, are those read from the board after.
+                    if set.patterns {
+                        assert_eq!(configs, block_configs(&after), "{pos:?} {mv:?}");
+                    }
                     let (white, black) = (set.move_delta(&pos, &mv, Color::White), &both[1]);
                     assert_eq!(both[0], white);
                     assert_eq!(sorted(black.added()), sorted(white.mirrored().added()));

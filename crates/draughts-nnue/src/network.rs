@@ -44,7 +44,7 @@ use draughts_core::{Color, Move, Position};
 use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
 use crate::accumulator::{Accumulator, Precision};
-use crate::features::{Delta, FeatureSet, FEATURES, PATTERN_FEATURES};
+use crate::features::{block_configs, Delta, FeatureSet, BLOCKS, FEATURES, PATTERN_FEATURES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
 use crate::quant::{FloatLayers, FloatStack, Quantised};
@@ -424,6 +424,7 @@ impl Network {
         let precision = self.supported(acc.precision());
         acc.resize(a, precision);
         acc.set_pieces(pos.occupied().count() as usize);
+        acc.set_configs(if self.features.patterns { block_configs(pos) } else { [0; BLOCKS] });
         let mut active = [0u32; FeatureSet::PATTERNS.max_active()];
         let max = self.features.max_active();
         for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
@@ -460,14 +461,17 @@ impl Network {
 
     /// Sets `child` to the accumulator of `before.play(mv)`, given `parent`, the accumulator of
     /// `before` (`child` takes its precision): one pass over each half, adding and subtracting
-    /// the few rows the move changes.
+    /// the few rows the move changes. (`parent` also carries its blocks' configurations, set by
+    /// [`Network::refresh`] and every update, from which the changed patterns are found.)
     pub fn update(&self, parent: &Accumulator, before: &Position, mv: &Move, child: &mut Accumulator) {
         let a = self.width;
         let precision = parent.precision();
         child.resize(a, precision);
         // Black's features are White's mirrored.
         let mut deltas = [Delta::empty(), Delta::empty()];
-        self.features.move_deltas(before, mv, &mut deltas);
+        let mut configs = *parent.configs();
+        self.features.move_deltas_from(&mut configs, before, mv, &mut deltas);
+        child.set_configs(configs);
         child.set_pieces(parent.pieces() - deltas[0].captured());
         let (w, first) = (self.pattern_width, FEATURES as u32);
         for (p, d) in deltas.iter().enumerate() {

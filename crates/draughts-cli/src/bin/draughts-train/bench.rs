@@ -246,6 +246,20 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
             pairs.push((s.position, mv, moves));
         }
     }
+    // The same games as steps: each game's first position, then each move played in it (the
+    // updates and update+eval columns follow the games).
+    enum Step {
+        Start(Position),
+        Move(Position, draughts_core::Move),
+    }
+    let mut steps: Vec<Step> = states.first().map(|s| Step::Start(s.position)).into_iter().collect();
+    for w in states.windows(2) {
+        let (p, next) = (w[0].position, w[1].position);
+        match p.legal_moves().into_iter().find(|m| p.play(m) == next) {
+            Some(mv) => steps.push(Step::Move(p, mv)),
+            None => steps.push(Step::Start(next)),
+        }
+    }
     println!("native evaluation, one core, {} positions from random games (ns per position, best of 3 passes):", pairs.len());
     match net.quantisation() {
         Ok(()) => println!("quantised (int8): yes"),
@@ -258,11 +272,42 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
         let (mut a, mut b) = (n.new_accumulator_with(precision), n.new_accumulator_with(precision));
         let mut sink = 0.0f32;
         let refresh = per_item(&pairs, |(p, _, _)| n.refresh(p, &mut a));
-        let update = per_item(&pairs, |(p, m, _)| n.update(&a, p, m, &mut b));
+        // Updates along the games, each from the accumulator the one before made (hot in cache,
+        // as in a search, and carrying its position's block configurations); a game's first
+        // position is copied from its refresh.
+        let starts: Vec<_> = steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Start(p) => {
+                    let mut acc = n.new_accumulator_with(precision);
+                    n.refresh(p, &mut acc);
+                    Some(acc)
+                }
+                Step::Move(..) => None,
+            })
+            .collect();
+        let mut game = 0;
+        let update = per_item(&steps, |step| match step {
+            Step::Start(_) => {
+                b.copy_from(&starts[game % starts.len()]);
+                game += 1;
+            }
+            Step::Move(p, m) => {
+                std::mem::swap(&mut a, &mut b);
+                n.update(&a, p, m, &mut b);
+            }
+        });
         let eval = per_item(&pairs, |(p, _, _)| sink += n.evaluate(&a, p.side_to_move(), &mut scratch).wdl_logits[0]);
-        let both = per_item(&pairs, |(p, m, _)| {
-            n.update(&a, p, m, &mut b);
-            sink += n.evaluate(&b, !p.side_to_move(), &mut scratch).wdl_logits[0];
+        let both = per_item(&steps, |step| match step {
+            Step::Start(_) => {
+                b.copy_from(&starts[game % starts.len()]);
+                game += 1;
+            }
+            Step::Move(p, m) => {
+                std::mem::swap(&mut a, &mut b);
+                n.update(&a, p, m, &mut b);
+                sink += n.evaluate(&b, !p.side_to_move(), &mut scratch).wdl_logits[0];
+            }
         });
         let mut policy = Vec::new();
         let full = per_item(&pairs, |(p, _, moves)| {
