@@ -260,7 +260,10 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
             None => steps.push(Step::Start(next)),
         }
     }
-    println!("native evaluation, one core, {} positions from random games (ns per position, best of 3 passes):", pairs.len());
+    println!(
+        "native evaluation, one core, {} positions from random games (ns per position, best of 3 passes; updates follow the games):",
+        pairs.len()
+    );
     match net.quantisation() {
         Ok(()) => println!("quantised (int8): yes"),
         Err(why) => println!("quantised (int8): no, {why}; the int8 rows below run in float"),
