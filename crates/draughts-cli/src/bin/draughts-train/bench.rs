@@ -233,7 +233,8 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
 
     use draughts_engine::{bench as hand_bench, bench_with, EngineConfig};
     use draughts_mcts::{Budget, Evaluator, NnueEvaluator};
-    use draughts_nnue::{Network, Precision, Scratch, Simd};
+    use draughts_core::Color;
+    use draughts_nnue::{Accumulator, Network, Precision, Scratch, Simd};
 
     let net = crate::models::load_native(model)?;
     println!("network {} ({}, {} parameters)", net.model_id(), net.architecture().short_name(), net.parameter_count());
@@ -251,6 +252,23 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
     enum Step {
         Start(Position),
         Move(Position, draughts_core::Move),
+    }
+    /// Makes `b` the accumulator after `step` (`a` the one before a move): the next game's first
+    /// position (copied from `starts`, counted by `game`) or the move played from `a`'s position,
+    /// whose side to move it returns.
+    fn follow(n: &Network, starts: &[Accumulator], game: &mut usize, step: &Step, a: &mut Accumulator, b: &mut Accumulator) -> Option<Color> {
+        match step {
+            Step::Start(_) => {
+                b.copy_from(&starts[*game % starts.len()]);
+                *game += 1;
+                None
+            }
+            Step::Move(p, m) => {
+                std::mem::swap(a, b);
+                n.update(a, p, m, b);
+                Some(!p.side_to_move())
+            }
+        }
     }
     let mut steps: Vec<Step> = states.first().map(|s| Step::Start(s.position)).into_iter().collect();
     for w in states.windows(2) {
@@ -290,26 +308,13 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
             })
             .collect();
         let mut game = 0;
-        let update = per_item(&steps, |step| match step {
-            Step::Start(_) => {
-                b.copy_from(&starts[game % starts.len()]);
-                game += 1;
-            }
-            Step::Move(p, m) => {
-                std::mem::swap(&mut a, &mut b);
-                n.update(&a, p, m, &mut b);
-            }
+        let update = per_item(&steps, |step| {
+            follow(&n, &starts, &mut game, step, &mut a, &mut b);
         });
         let eval = per_item(&pairs, |(p, _, _)| sink += n.evaluate(&a, p.side_to_move(), &mut scratch).wdl_logits[0]);
-        let both = per_item(&steps, |step| match step {
-            Step::Start(_) => {
-                b.copy_from(&starts[game % starts.len()]);
-                game += 1;
-            }
-            Step::Move(p, m) => {
-                std::mem::swap(&mut a, &mut b);
-                n.update(&a, p, m, &mut b);
-                sink += n.evaluate(&b, !p.side_to_move(), &mut scratch).wdl_logits[0];
+        let both = per_item(&steps, |step| {
+            if let Some(side) = follow(&n, &starts, &mut game, step, &mut a, &mut b) {
+                sink += n.evaluate(&b, side, &mut scratch).wdl_logits[0];
             }
         });
         let mut policy = Vec::new();
