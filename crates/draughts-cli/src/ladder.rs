@@ -48,7 +48,7 @@ struct Source {
     /// A levels file in place of the built-in configs/levels.toml.
     #[arg(long)]
     levels: Option<PathBuf>,
-    /// The model the `network` levels use. Default: models/sparse-2h when it is there.
+    /// The model the `network` levels use. Default: models/sparse-pat32-g2 when it is there.
     #[arg(long)]
     model: Option<PathBuf>,
     /// The hand-made evaluation at every level, even when a model is there.

@@ -290,7 +290,7 @@ fn bad_server_arguments_exit_2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/sparse-2h");
+const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/sparse-pat32-g2");
 
 #[test]
 fn hard_plays_with_the_model_and_a_run_s_checkpoints_can_be_chosen() {
@@ -309,24 +309,24 @@ fn hard_plays_with_the_model_and_a_run_s_checkpoints_can_be_chosen() {
     let (_, info) = request(&s.addr, "GET", "/api/info", b"");
     let info: Value = serde_json::from_slice(&info).unwrap();
     let networks: Vec<&Value> = info["levels"].as_array().unwrap().iter().map(|l| &l["network"]).collect();
-    let net = json!("sparse-s00033239");
+    let net = json!("sparse-pat32-s00004577");
     // The shipped levels: six with the hand-made evaluation, then expert and hard with the network.
     let expected: Vec<&Value> = std::iter::repeat_n(&Value::Null, 6).chain([&net, &net]).collect();
     assert_eq!(networks, expected);
     let (status, v) = post(&s.addr, "/api/move", &json!({"level": "hard", "movetime_ms": 50}));
     assert_eq!(status, 200, "{v}");
-    assert!(v["player"].as_str().unwrap().contains("network sparse-s00033239"), "{v}");
+    assert!(v["player"].as_str().unwrap().contains("network sparse-pat32-s00004577"), "{v}");
     let (_, v) = post(&s.addr, "/api/move", &json!({"level": "easy"}));
     assert!(v["player"].as_str().unwrap().contains("hand-made"), "{v}");
     let (status, body) = request(&s.addr, "GET", "/api/run", b"");
     assert_eq!(status, 200);
     let v: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(v["metrics"].as_array().unwrap().len(), 2, "{v}");
-    assert_eq!(v["checkpoints"][0]["name"], "sparse-s00033239");
-    assert_eq!(v["checkpoints"][0]["step"], 33239);
-    let (status, v) = post(&s.addr, "/api/move", &json!({"level": "easy", "checkpoint": "sparse-s00033239"}));
+    assert_eq!(v["checkpoints"][0]["name"], "sparse-pat32-s00004577");
+    assert_eq!(v["checkpoints"][0]["step"], 4577);
+    let (status, v) = post(&s.addr, "/api/move", &json!({"level": "easy", "checkpoint": "sparse-pat32-s00004577"}));
     assert_eq!(status, 200, "{v}");
-    assert!(v["player"].as_str().unwrap().contains("network sparse-s00033239"), "{v}");
+    assert!(v["player"].as_str().unwrap().contains("network sparse-pat32-s00004577"), "{v}");
     assert!(error_of(&s.addr, "/api/move", &json!({"level": "easy", "checkpoint": "nope"})).contains("no checkpoint `nope`"));
     assert_eq!(request(&s.addr, "GET", "/run", b"").0, 200);
     drop(s);
@@ -392,7 +392,7 @@ fn analysis_streams_each_iteration_and_its_best_move() {
     let ev = events(&raw);
     assert_eq!(ev[0].0, "start");
     assert_eq!(ev[0].1["turn"], "white");
-    assert!(ev[0].1["player"].as_str().unwrap().contains("network sparse-s"), "{}", ev[0].1);
+    assert!(ev[0].1["player"].as_str().unwrap().contains("network sparse-pat32-s00004577"), "{}", ev[0].1);
     let infos: Vec<&Value> = ev.iter().filter(|(n, _)| n == "info").map(|(_, d)| d).collect();
     assert!(infos.len() >= 3, "{ev:?}");
     let depths: Vec<u64> = infos.iter().map(|d| d["depth"].as_u64().unwrap()).collect();

@@ -504,7 +504,8 @@ mod tests {
         // A change to configs/levels.toml alters the changed levels' fingerprints: rate them again
         // (`draughts levels rate`, from the repository root) so that the built-in ratings file has
         // them; the network levels were rated with the shipped model.
-        let network = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/sparse-2h"))
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(crate::serve::DEFAULT_MODEL);
+        let network = std::fs::read_dir(shipped)
             .unwrap()
             .filter_map(|e| e.unwrap().file_name().into_string().ok())
             .find_map(|n| n.strip_suffix(".safetensors").map(str::to_owned))

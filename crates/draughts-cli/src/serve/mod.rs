@@ -27,7 +27,7 @@ pub struct Args {
     /// Address to listen on (loopback unless given; port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: String,
-    /// The model the `network` levels use (hard). Default: models/sparse-2h when it is there.
+    /// The model the `network` levels use (hard). Default: models/sparse-pat32-g2 when it is there.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Play with the hand-made evaluation at every level, even when a model is there.
@@ -57,7 +57,7 @@ pub struct Args {
 
 /// The model used when none is named: the shipped hard opponent, if the server runs from the
 /// repository.
-pub const DEFAULT_MODEL: &str = "models/sparse-2h";
+pub const DEFAULT_MODEL: &str = "models/sparse-pat32-g2";
 
 impl Args {
     /// The model this server plays with, if any.
