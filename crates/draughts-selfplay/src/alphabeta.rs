@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::SelfplayConfig;
-use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError, Stop};
+use crate::pool::{drive, game_seed, Games, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError, Stop};
 use crate::record::{quantise_policy, GameEnd, Wdl};
 
 /// Plays game `index` of a run with `engine`. Returns `None` when `stop` was set mid-game.
@@ -87,13 +87,13 @@ pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, ind
 }
 
 /// Runs `config.workers` alpha-beta workers (each with its own engine, built from `engine` with
-/// `alphabeta_hash_mib` of table) until `games` games are finished, handing every finished game
+/// `alphabeta_hash_mib` of table) until `games` are finished, handing every finished game
 /// to `sink` on the calling thread; `progress` as in [`crate::run_workers`] (its `positions`
 /// count the nodes searched, `evaluator_calls` the searches).
 pub fn run_alphabeta_workers<S, SE, P>(
     config: &SelfplayConfig,
     engine: &EngineConfig,
-    games: u64,
+    games: impl Into<Games>,
     sink: S,
     progress: P,
 ) -> Result<Progress, SelfplayError>
@@ -106,7 +106,7 @@ where
     let engine = EngineConfig { tt_mib: config.alphabeta_hash_mib, ..engine.clone() };
     drive(
         config,
-        games,
+        games.into(),
         |w, claim, emit, stop, live| {
             let mut e = Engine::new(engine.clone()).map_err(|err| SelfplayError::Engine(err.to_string()))?;
             while let Some(index) = claim() {

@@ -28,12 +28,12 @@ pub mod shard;
 
 pub use alphabeta::run_alphabeta_workers;
 pub use config::{ConfigError, Generator, SelfplayConfig};
-pub use pool::{game_seed, run_workers, FinishedGame, Pool, PoolStats, Progress, SelfplayError, Stop};
+pub use pool::{game_seed, run_workers, FinishedGame, Games, Pool, PoolStats, Progress, SelfplayError, Stop};
 pub use record::{
     quantise_policy, GameEnd, GameSummary, MoveKey, NotLegal, PolicyEntry, RecordFlags, ResignPoint, TrainingRecord,
     Wdl, POLICY_SCALE,
 };
 pub use shard::{
-    decode_shard, encode_shard, list_shards, read_all, read_shard, write_shard, Shard, ShardError, ShardErrorKind,
+    decode_shard, encode_shard, list_shards, played_indices, read_all, read_shard, write_shard, Shard, ShardError, ShardErrorKind,
     ShardHeader, ShardSet, ShardWriter,
 };

@@ -10,7 +10,7 @@
 //! its own seed and the evaluations it receives, never on how leaves are batched, so neither
 //! `games_in_flight` nor `max_batch` changes the games a seed produces.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::error::Error as StdError;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -706,10 +706,44 @@ impl Progress {
     }
 }
 
+/// The game indices a run plays: `0..count`, less those in `played` (games a stopped stage had
+/// already written, so that its restart with the same seed neither plays them twice nor loses
+/// them). A plain count converts into it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Games {
+    /// Indices `0..count` are the run's games.
+    pub count: u64,
+    /// Indices already played, skipped.
+    pub played: BTreeSet<u64>,
+}
+
+impl Games {
+    /// `0..count` less `played`.
+    pub fn resuming(count: u64, played: BTreeSet<u64>) -> Games {
+        Games { count, played }
+    }
+
+    /// How many games are left to play.
+    pub fn left(&self) -> u64 {
+        self.count - self.played.range(..self.count).count() as u64
+    }
+
+    /// Whether game `index` is to be played.
+    fn plays(&self, index: u64) -> bool {
+        index < self.count && !self.played.contains(&index)
+    }
+}
+
+impl From<u64> for Games {
+    fn from(count: u64) -> Games {
+        Games { count, played: BTreeSet::new() }
+    }
+}
+
 /// How often the progress callback runs when no game finishes.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Runs `config.workers` pools on their own threads until `games` games are finished, and hands
+/// Runs `config.workers` pools on their own threads until `games` are finished, and hands
 /// every finished game to `sink` on the calling thread (so the sink can own a writer and need not
 /// be `Send`).
 ///
@@ -727,7 +761,7 @@ pub fn run_workers<E, F, S, SE, P>(
     config: &SelfplayConfig,
     mcts: &MctsConfig,
     factory: F,
-    games: u64,
+    games: impl Into<Games>,
     sink: S,
     progress: P,
 ) -> Result<Progress, SelfplayError>
@@ -742,7 +776,7 @@ where
     mcts.validate()?;
     drive(
         config,
-        games,
+        games.into(),
         |w, claim, emit, stop, live| {
             let evaluator = factory(w);
             let mut pool = Pool::new(config, mcts, evaluator, w)?.with_stop_flag(stop.clone()).with_live(live.clone());
@@ -753,12 +787,12 @@ where
     )
 }
 
-/// Runs `config.workers` workers on their own threads until `games` games are finished, handing
+/// Runs `config.workers` workers on their own threads until `games` are finished, handing
 /// every finished game to `sink` on the calling thread (see [`run_workers`]). A worker
 /// (`work(worker, claim, emit, stop, live)`) plays the games that `claim` hands out until it
 /// returns `None`, hands each finished game to `emit` (stopping when it breaks), watches `stop`
 /// and counts its work in `live`.
-pub(crate) fn drive<W, S, SE, P>(config: &SelfplayConfig, games: u64, work: W, mut sink: S, mut progress: P) -> Result<Progress, SelfplayError>
+pub(crate) fn drive<W, S, SE, P>(config: &SelfplayConfig, games: Games, work: W, mut sink: S, mut progress: P) -> Result<Progress, SelfplayError>
 where
     W: Fn(
             usize,
@@ -778,20 +812,26 @@ where
     // Set by `Stop::AfterGamesInFlight`: no game is handed out any more.
     let drain = AtomicBool::new(false);
     let live = Arc::new(Live::default());
-    let mut state = Progress { games_target: games, ..Progress::default() };
+    let mut state = Progress { games_target: games.left(), ..Progress::default() };
     let mut sink_error = None;
     let worker_results: Vec<Result<(), SelfplayError>> = std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<FinishedGame>(config.games_in_flight * config.workers);
         let handles: Vec<_> = (0..config.workers)
             .map(|w| {
-                let (tx, stop, live, next, work, drain) = (tx.clone(), stop.clone(), live.clone(), &next, &work, &drain);
+                let (tx, stop, live, next, work, drain, games) =
+                    (tx.clone(), stop.clone(), live.clone(), &next, &work, &drain, &games);
                 scope.spawn(move || -> Result<(), SelfplayError> {
-                    let mut claim = || {
+                    let mut claim = || loop {
                         if drain.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                             return None;
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        (i < games).then_some(i)
+                        if i >= games.count {
+                            return None;
+                        }
+                        if games.plays(i) {
+                            return Some(i);
+                        }
                     };
                     let mut emit = |g| match tx.send(g) {
                         Ok(()) => ControlFlow::Continue(()),

@@ -40,6 +40,7 @@
 //! (a short file is reported as truncated), the checksum, then every field. Writers write to
 //! `NAME.tmp` in the same directory, fsync, and rename, so a reader never sees half a shard.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -397,6 +398,32 @@ pub fn read_all(dir: impl AsRef<Path>) -> Result<ShardSet, ShardError> {
         }
     }
     Ok(set)
+}
+
+/// The indices of the games in `dir`'s shards that `model_id` played under the master seed
+/// `seed`: what a stopped self-play stage had written, for its restart with the same seed to
+/// skip (see [`crate::Games`]). Only shards whose header names `seed` are read in full; damaged
+/// ones are left out (their games are played again). A missing directory has none.
+pub fn played_indices(dir: impl AsRef<Path>, model_id: &str, seed: u64) -> Result<BTreeSet<u64>, ShardError> {
+    let dir = dir.as_ref();
+    let mut out = BTreeSet::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    for path in list_shards(dir)? {
+        // The seed sits at a fixed offset after the prefix and the creation time.
+        let mut head = [0u8; PREFIX + 16];
+        let read = File::open(&path).and_then(|mut f| io::Read::read_exact(&mut f, &mut head));
+        if read.is_err() || head[..MAGIC.len()] != MAGIC || head[PREFIX + 8..] != seed.to_le_bytes() {
+            continue;
+        }
+        if let Ok(shard) = read_shard(&path) {
+            if shard.header.seed == seed && shard.header.model_id == model_id {
+                out.extend(shard.games.iter().map(|g| g.index));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Collects finished games into shards of about `records_per_shard` records (a game is never

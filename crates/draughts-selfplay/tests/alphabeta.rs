@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use draughts_engine::EngineConfig;
-use draughts_selfplay::{run_alphabeta_workers, FinishedGame, Generator, RecordFlags, SelfplayConfig};
+use draughts_selfplay::{
+    played_indices, run_alphabeta_workers, FinishedGame, Games, Generator, RecordFlags, SelfplayConfig, ShardWriter,
+};
 
 fn config(workers: usize) -> SelfplayConfig {
     SelfplayConfig {
@@ -62,6 +64,54 @@ fn games_depend_on_the_seed_and_index_only_and_open_differently() {
         *ends.entry(g.summary.end.to_string()).or_default() += 1;
     }
     println!("{ends:?}");
+}
+
+/// A stage stopped after writing some games and restarted with the same seed plays the others
+/// only: the games written (found in the shards by model and seed) are skipped, the rest come
+/// out as they would have, and together they are the whole stage, each game once.
+#[test]
+fn a_restarted_stage_plays_only_the_games_its_shards_lack() {
+    let config = SelfplayConfig { records_per_shard: 1, ..config(2) };
+    let whole = play(1, 6);
+    let dir = tempfile::tempdir().unwrap();
+    // The first run wrote games 0, 2 and 5 (a shard each) before it was stopped; a run of
+    // another model or seed wrote game 1 into the same directory.
+    let mut writer = ShardWriter::new(dir.path(), "net-s00000010", &config).unwrap();
+    for i in [0, 2, 5] {
+        writer.add(&whole[i]).unwrap().expect("one record a shard: each game is written at once");
+    }
+    let other = SelfplayConfig { seed: 10, ..config.clone() };
+    ShardWriter::new(dir.path(), "net-s00000010", &other).unwrap().add(&whole[1]).unwrap().unwrap();
+    ShardWriter::new(dir.path(), "net-s00000020", &config).unwrap().add(&whole[3]).unwrap().unwrap();
+    let played = played_indices(dir.path(), "net-s00000010", config.seed).unwrap();
+    assert_eq!(played.iter().copied().collect::<Vec<_>>(), vec![0, 2, 5]);
+    assert!(played_indices(dir.path().join("missing"), "net-s00000010", config.seed).unwrap().is_empty());
+
+    let games = Games::resuming(6, played);
+    assert_eq!(games.left(), 3);
+    let mut rest = Vec::new();
+    let p = run_alphabeta_workers(
+        &config,
+        &EngineConfig::default(),
+        games,
+        |g| {
+            rest.push(g);
+            Ok::<(), std::io::Error>(())
+        },
+        |p| {
+            assert_eq!(p.games_target, 3);
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    assert_eq!(p.games, 3);
+    rest.sort_by_key(|g| g.summary.index);
+    assert_eq!(rest.iter().map(|g| g.summary.index).collect::<Vec<_>>(), vec![1, 3, 4]);
+    for g in &rest {
+        let i = g.summary.index as usize;
+        assert_eq!(g.summary, whole[i].summary);
+        assert_eq!(g.game.moves().collect::<Vec<_>>(), whole[i].game.moves().collect::<Vec<_>>());
+    }
 }
 
 /// Every table of up to three pieces, solved in memory.

@@ -2,7 +2,8 @@
 //! spent. Safe to kill at any moment and restart with the same command:
 //! - `RUN/loop.json` (written atomically) records the last finished stage of each cycle, so a
 //!   restart resumes with the next stage;
-//! - a killed self-play stage keeps the shards it had flushed (whole files) and is run again;
+//! - a killed self-play stage keeps the shards it had flushed (whole files) and is run again
+//!   with the same seed, playing only the games not in them (no game twice, none lost);
 //! - a killed training stage resumes from the last checkpoint + trainer state pair;
 //! - a killed evaluation skips the opponents whose result line is already in metrics.jsonl.
 
@@ -261,7 +262,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 stats.evals_per_second,
                 if cfg.selfplay.generator == draughts_selfplay::Generator::Alphabeta { "nodes" } else { "evals" }
             );
-            state.games += stats.games;
+            state.games += stats.resumed + stats.games;
             state.done.push("selfplay".into());
             account(&mut state, &run, 0)?;
         }

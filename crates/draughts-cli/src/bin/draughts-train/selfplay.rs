@@ -11,7 +11,7 @@ use draughts_mcts::NnueEvaluator;
 use draughts_model::NetKind;
 use draughts_nn::{checkpoint, InferenceServer};
 use draughts_nnue::Network;
-use draughts_selfplay::{run_alphabeta_workers, run_workers, FinishedGame, Generator, Progress, ShardWriter, Stop};
+use draughts_selfplay::{run_alphabeta_workers, run_workers, FinishedGame, Games, Generator, Progress, ShardWriter, Stop};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::remote::RunSync;
@@ -81,11 +81,17 @@ pub struct SelfplayStats {
     pub generator: String,
     /// The stage ended early because a newer checkpoint arrived (see [`play`]'s `watch`).
     pub newer_model: Option<String>,
+    /// Games of the stage found already played (a restart of a stopped stage), not played again
+    /// and not counted in `games`.
+    pub resumed: u64,
 }
 
 /// Plays `games` games with the run's newest model and writes them as shards (used by
-/// `selfplay` and `loop`). `salt` makes the seed differ between stages and restarts. The games
-/// stop early (those finished are kept) at `deadline`.
+/// `selfplay` and `loop`). `salt` makes the seed differ between stages (and, for `selfplay`,
+/// between restarts). The games this model already played under the same seed, in the run's
+/// shards, are not played again: a `loop` killed in its self-play stage restarts it with the
+/// same seed and plays only the games it had not written. The games stop early (those finished
+/// are kept) at `deadline`.
 ///
 /// The generator follows the config: MCTS (a ResNet through the libtorch inference thread, a
 /// sparse net natively on every worker) or alpha-beta at a fixed node budget (a sparse net as
@@ -111,8 +117,14 @@ pub fn play(
     sp.seed = mix(cfg.seed, salt);
     let mut mcts = cfg.mcts;
     mcts.seed = sp.seed;
+    let played = draughts_selfplay::played_indices(run.games(), &meta.model_id, sp.seed)?;
+    let games = Games::resuming(games, played);
+    let resumed = games.count - games.left();
+    if resumed > 0 && show_progress {
+        println!("self-play: {resumed} of the stage's {} games were already played (seed {}); playing the rest", games.count, sp.seed);
+    }
     let mut writer = ShardWriter::new(run.games(), &meta.model_id, &sp)?;
-    let pb = if show_progress { ProgressBar::new(games) } else { ProgressBar::hidden() };
+    let pb = if show_progress { ProgressBar::new(games.left()) } else { ProgressBar::hidden() };
     pb.set_style(
         ProgressStyle::with_template("selfplay {elapsed_precise} [{bar:30}] {pos}/{len} games  {msg}")
             .expect("valid template")
@@ -234,6 +246,7 @@ pub fn play(
         egtb_adjudicated: p.egtb,
         generator,
         newer_model,
+        resumed,
     })
 }
 
@@ -256,6 +269,9 @@ pub fn metrics_fields(s: &SelfplayStats, cycle: Option<u64>) -> serde_json::Valu
         "egtb_adjudicated": s.egtb_adjudicated,
         "generator": s.generator,
     });
+    if s.resumed > 0 {
+        v["resumed_games"] = serde_json::json!(s.resumed);
+    }
     if let Some(c) = cycle {
         v["cycle"] = serde_json::json!(c);
     }
