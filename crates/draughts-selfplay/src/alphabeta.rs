@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::SelfplayConfig;
-use crate::pool::{drive, game_seed, Games, random_opening, sub_seed, FinishedGame, PendingRecord, Played, Progress, SelfplayError, Stop};
+use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, Games, PendingRecord, Played, Progress, SelfplayError, Stop};
 use crate::record::{quantise_policy, GameEnd, Wdl};
 
 /// Plays game `index` of a run with `engine`. Returns `None` when `stop` was set mid-game.
