@@ -45,6 +45,14 @@ pub struct SearchOptions {
     /// `lmr_early`: late-move reductions from depth 2 (instead of 3), and two plies at non-PV
     /// nodes from the fourth move (instead of the ninth at depth 5).
     pub lmr_early: bool,
+    /// `lmp`: late-move (move-count) pruning. At a non-PV node of depth 1 to
+    /// [`SearchOptions::LMP_DEPTH`] with no capture to make and none threatened, the quiet moves
+    /// after the first `lmp_moves + depth x depth` (killers, promotions and moves that give the
+    /// opponent a capture excepted) are not searched.
+    pub lmp: bool,
+    /// `lmp_moves`: the moves a node of depth 0 would keep with `lmp`; a node of depth `d` keeps
+    /// `lmp_moves + d x d`.
+    pub lmp_moves: i32,
     /// `singular`: at a PV node of depth >= 6 whose table entry (a lower bound or exact, at
     /// most 3 plies shallower) names a move, the other moves are searched at half the depth
     /// against `entry score - 2 x depth`; when none reaches it, the entry's move is singular and
@@ -114,6 +122,8 @@ impl SearchOptions {
         probcut: false,
         probcut_margin: 10,
         lmr_early: false,
+        lmp: false,
+        lmp_moves: 3,
         time_policy: false,
         drawish: false,
         singular: false,
@@ -137,11 +147,14 @@ impl SearchOptions {
     /// The deepest node `rfp` prunes.
     pub const RFP_DEPTH: i32 = 3;
 
+    /// The deepest node `lmp` prunes.
+    pub const LMP_DEPTH: i32 = 3;
+
     /// The most threads a search takes.
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 18] = [
+    pub const NAMES: [&'static str; 20] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -150,6 +163,8 @@ impl SearchOptions {
         "probcut",
         "probcut_margin",
         "lmr_early",
+        "lmp",
+        "lmp_moves",
         "time_policy",
         "drawish",
         "singular",
@@ -163,7 +178,7 @@ impl SearchOptions {
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin` and `threads`.
+    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `lmp_moves` and `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -190,6 +205,14 @@ impl SearchOptions {
             "single_reply" => self.single_reply = switch()?,
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
+            "lmp" => self.lmp = switch()?,
+            "lmp_moves" => {
+                self.lmp_moves = value
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|m| (1..=64).contains(m))
+                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of moves from 1 to 64" })?
+            }
             "time_policy" => self.time_policy = switch()?,
             "drawish" => self.drawish = switch()?,
             "singular" => self.singular = switch()?,
@@ -223,6 +246,8 @@ impl SearchOptions {
             "single_reply" => s(self.single_reply),
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
+            "lmp" => s(self.lmp),
+            "lmp_moves" => self.lmp_moves.to_string(),
             "time_policy" => s(self.time_policy),
             "drawish" => s(self.drawish),
             "singular" => s(self.singular),

@@ -1083,6 +1083,14 @@ impl<E: Evaluation> Searcher<'_, E> {
         // The best move first; the rest are sorted only when it does not cut off.
         order.swap(0, top_i);
 
+        let lmp = self.opts.lmp
+            && !pv_node
+            && !capture
+            && !threat
+            && (1..=SearchOptions::LMP_DEPTH).contains(&depth)
+            && !sensitive
+            && beta.abs() < PROBCUT_SCORE_LIMIT
+            && !pos.with_side_to_move(!pos.side_to_move()).has_capture();
         let orig_alpha = alpha;
         let mut best = -INF;
         let mut best_i = usize::MAX;
@@ -1098,6 +1106,11 @@ impl<E: Evaluation> Searcher<'_, E> {
             let nd = nd + (i == singular as usize) as i32;
             let mv = moves[i];
             let child = pos.play(&mv);
+            // Late-move pruning: near the horizon, a late quiet move that neither is a killer nor
+            // gives the opponent a capture is not searched.
+            if lmp && tried as i32 >= self.opts.lmp_moves + depth * depth && k < KILLER_KEY && !child.has_capture() {
+                continue;
+            }
             self.ev.make(ply, pos, &mv);
             let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);

@@ -351,8 +351,10 @@ impl Net {
             return Some("block patterns cannot be removed from a network".into());
         }
         if from.patterns && (from.pattern_outputs() < from.accumulator || to.pattern_outputs() < to.accumulator) {
-            // Copies of outputs the patterns feed would need pattern columns a narrow table lacks.
-            if from.accumulator != to.accumulator || from.pattern_outputs() != to.pattern_outputs() {
+            // Copies of outputs the patterns feed would need pattern columns a narrow table lacks:
+            // a net whose patterns feed only some outputs grows by copies of the others.
+            let grows_beside = from.pattern_outputs() < from.accumulator && from.pattern_outputs() == to.pattern_outputs();
+            if !grows_beside && (from.accumulator != to.accumulator || from.pattern_outputs() != to.pattern_outputs()) {
                 return Some(format!(
                     "a network with block patterns cannot change their width or, when they feed only some outputs, its accumulator ({} of {} to {} of {})",
                     from.pattern_outputs(),
@@ -387,16 +389,19 @@ impl Net {
         }
         let (a, wide) = (self.config.accumulator, to.accumulator);
         let copies = (to.buckets / self.config.buckets) as i64;
-        // The old output each new one copies, and each one's share of its original's weights.
-        let source: Vec<i64> = (0..wide).map(|i| (i % a) as i64).collect();
+        // The old output each new one copies (in turn; when patterns feed only the first
+        // outputs, one of the others, so the patterns' table keeps its columns), and each one's
+        // share of its original's weights.
+        let first = if self.config.patterns && self.config.pattern_outputs() < a { self.config.pattern_outputs() } else { 0 };
+        let source: Vec<i64> = (0..wide).map(|i| if i < a { i } else { first + (i - a) % (a - first) } as i64).collect();
         let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
         let mut raw: Vec<f64> = (0..wide).map(|_| rand::Rng::gen_range(&mut rng, 0.5..1.5)).collect();
         let mut totals = vec![0.0f64; a];
-        for (i, r) in raw.iter().enumerate() {
-            totals[i % a] += r;
+        for (r, &j) in raw.iter().zip(&source) {
+            totals[j as usize] += r;
         }
-        for (i, r) in raw.iter_mut().enumerate() {
-            *r /= totals[i % a];
+        for (r, &j) in raw.iter_mut().zip(&source) {
+            *r /= totals[j as usize];
         }
         let share: Vec<f32> = raw.iter().map(|&x| x as f32).collect();
         let fail = |e: tch::TchError| e.to_string();

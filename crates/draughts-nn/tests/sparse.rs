@@ -291,7 +291,19 @@ fn patterns_added_to_a_net_start_at_zero_and_each_block_reads_its_squares() {
     let after = tch::no_grad(|| narrow.forward(&xs)).unwrap();
     assert!(diff(&before.wdl, &after.wdl) < 1e-4 && diff(&before.policy, &after.policy) < 1e-4);
     assert!(narrow.widened(&narrow_arch, 1).is_ok());
-    for to in [draughts_nn::NetConfig { accumulator: 48, ..narrow_arch.clone() }, draughts_nn::NetConfig { pattern_width: 32, ..narrow_arch.clone() }] {
+    // Such a net grows by copies of the outputs the patterns do not feed: the same function,
+    // the patterns' table unchanged.
+    let grown = narrow.widened(&draughts_nn::NetConfig { accumulator: 48, ..narrow_arch.clone() }, 1).unwrap();
+    let vars = grown.var_store().variables();
+    assert_eq!(vars["pt.weight"].size(), [104_976, 16]);
+    assert_eq!(diff(&vars["pt.weight"], &narrow.var_store().variables()["pt.weight"]), 0.0);
+    assert_eq!(diff(&vars["ft.weight"].get(32), &vars["ft.weight"].get(16)), 0.0);
+    let wider = tch::no_grad(|| grown.forward(&xs)).unwrap();
+    assert!(diff(&before.wdl, &wider.wdl) < 1e-4 && diff(&before.policy, &wider.policy) < 1e-4);
+    for to in [
+        draughts_nn::NetConfig { pattern_width: 32, ..narrow_arch.clone() },
+        draughts_nn::NetConfig { accumulator: 48, pattern_width: 32, ..narrow_arch.clone() },
+    ] {
         let e = narrow.widened(&to, 1).unwrap_err();
         assert!(e.contains("block patterns cannot change"), "{e}");
     }
