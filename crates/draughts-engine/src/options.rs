@@ -150,6 +150,9 @@ impl SearchOptions {
     /// The deepest node `lmp` prunes.
     pub const LMP_DEPTH: i32 = 3;
 
+    /// The largest `lmp_moves`.
+    pub const MAX_LMP_MOVES: i32 = 64;
+
     /// The most threads a search takes.
     pub const MAX_THREADS: u16 = 256;
 
@@ -210,7 +213,7 @@ impl SearchOptions {
                 self.lmp_moves = value
                     .parse::<i32>()
                     .ok()
-                    .filter(|m| (1..=64).contains(m))
+                    .filter(|m| (1..=SearchOptions::MAX_LMP_MOVES).contains(m))
                     .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of moves from 1 to 64" })?
             }
             "time_policy" => self.time_policy = switch()?,
