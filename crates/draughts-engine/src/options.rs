@@ -45,6 +45,13 @@ pub struct SearchOptions {
     /// `lmr_early`: late-move reductions from depth 2 (instead of 3), and two plies at non-PV
     /// nodes from the fourth move (instead of the ninth at depth 5).
     pub lmr_early: bool,
+    /// `lmr_history`: at a non-PV node, a late quiet move that is reduced at all is reduced one
+    /// ply more when its history is negative (it failed to cut off more often than it cut).
+    pub lmr_history: bool,
+    /// `iir`: internal iterative reduction. A node of depth >= [`SearchOptions::IIR_DEPTH`]
+    /// whose transposition-table entry names no move is searched one ply shallower (its move
+    /// order is a guess; the next iteration, with the entry this one leaves, searches it fully).
+    pub iir: bool,
     /// `lmp`: late-move (move-count) pruning. At a non-PV node of depth 1 to
     /// [`SearchOptions::LMP_DEPTH`] with no capture to make and none threatened, the quiet moves
     /// after the first `lmp_moves + depth x depth` (killers, promotions and moves that give the
@@ -122,6 +129,8 @@ impl SearchOptions {
         probcut: false,
         probcut_margin: 10,
         lmr_early: false,
+        lmr_history: false,
+        iir: false,
         lmp: false,
         lmp_moves: 3,
         time_policy: false,
@@ -147,6 +156,9 @@ impl SearchOptions {
     /// The deepest node `rfp` prunes.
     pub const RFP_DEPTH: i32 = 3;
 
+    /// The least depth `iir` reduces.
+    pub const IIR_DEPTH: i32 = 4;
+
     /// The deepest node `lmp` prunes.
     pub const LMP_DEPTH: i32 = 3;
 
@@ -157,7 +169,7 @@ impl SearchOptions {
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 20] = [
+    pub const NAMES: [&'static str; 22] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -166,6 +178,8 @@ impl SearchOptions {
         "probcut",
         "probcut_margin",
         "lmr_early",
+        "lmr_history",
+        "iir",
         "lmp",
         "lmp_moves",
         "time_policy",
@@ -208,6 +222,8 @@ impl SearchOptions {
             "single_reply" => self.single_reply = switch()?,
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
+            "lmr_history" => self.lmr_history = switch()?,
+            "iir" => self.iir = switch()?,
             "lmp" => self.lmp = switch()?,
             "lmp_moves" => {
                 self.lmp_moves = value
@@ -249,6 +265,8 @@ impl SearchOptions {
             "single_reply" => s(self.single_reply),
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
+            "lmr_history" => s(self.lmr_history),
+            "iir" => s(self.iir),
             "lmp" => s(self.lmp),
             "lmp_moves" => self.lmp_moves.to_string(),
             "time_policy" => s(self.time_policy),

@@ -960,6 +960,13 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
         }
 
+        // Internal iterative reduction: without a move from the table, one ply shallower.
+        let depth = if self.opts.iir && depth >= SearchOptions::IIR_DEPTH && tt_move.is_none() && excluded == NO_EXCLUSION {
+            depth - 1
+        } else {
+            depth
+        };
+
         let mut moves = MoveList::new();
         pos.generate_moves(self.promote, &mut moves);
         if moves.is_empty() {
@@ -1119,7 +1126,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             } else {
                 // Late quiet moves are reduced, unless they give the opponent a capture.
                 let r = if !threat && tried >= 3 && !capture && k < KILLER_KEY {
-                    self.reduction(depth, tried, pv_node)
+                    self.reduction(depth, tried, pv_node, k)
                 } else {
                     0
                 };
@@ -1178,9 +1185,16 @@ impl<E: Evaluation> Searcher<'_, E> {
         best
     }
 
-    /// Plies by which late quiet move number `tried` (from 0) is reduced at `depth`.
+    /// Plies by which late quiet move number `tried` (from 0), of ordering key `key` (its history), is reduced at `depth`.
     #[inline(always)]
-    fn reduction(&self, depth: i32, tried: usize, pv_node: bool) -> i32 {
+    fn reduction(&self, depth: i32, tried: usize, pv_node: bool, key: i32) -> i32 {
+        let r = self.base_reduction(depth, tried, pv_node);
+        // `lmr_history`: a move with a negative history (its ordering key) one ply more.
+        r + (self.opts.lmr_history && r > 0 && !pv_node && key < 0) as i32
+    }
+
+    #[inline(always)]
+    fn base_reduction(&self, depth: i32, tried: usize, pv_node: bool) -> i32 {
         if self.opts.lmr_early {
             if depth < 2 {
                 0
