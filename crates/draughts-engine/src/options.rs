@@ -52,6 +52,10 @@ pub struct SearchOptions {
     /// whose transposition-table entry names no move is searched one ply shallower (its move
     /// order is a guess; the next iteration, with the entry this one leaves, searches it fully).
     pub iir: bool,
+    /// `cont_history`: continuation history. Quiet moves are also ordered by how often they cut
+    /// off after the opponent's last move landed on the same square (a table by side, that
+    /// square and the move's from and to squares, updated beside the history), the two added.
+    pub cont_history: bool,
     /// `lmp`: late-move (move-count) pruning. At a non-PV node of depth 1 to
     /// [`SearchOptions::LMP_DEPTH`] with no capture to make and none threatened, the quiet moves
     /// after the first `lmp_moves + depth x depth` (killers, promotions and moves that give the
@@ -131,6 +135,7 @@ impl SearchOptions {
         lmr_early: false,
         lmr_history: false,
         iir: false,
+        cont_history: false,
         lmp: false,
         lmp_moves: 3,
         time_policy: false,
@@ -169,7 +174,7 @@ impl SearchOptions {
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 22] = [
+    pub const NAMES: [&'static str; 23] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -180,6 +185,7 @@ impl SearchOptions {
         "lmr_early",
         "lmr_history",
         "iir",
+        "cont_history",
         "lmp",
         "lmp_moves",
         "time_policy",
@@ -224,6 +230,7 @@ impl SearchOptions {
             "lmr_early" => self.lmr_early = switch()?,
             "lmr_history" => self.lmr_history = switch()?,
             "iir" => self.iir = switch()?,
+            "cont_history" => self.cont_history = switch()?,
             "lmp" => self.lmp = switch()?,
             "lmp_moves" => {
                 self.lmp_moves = value
@@ -267,6 +274,7 @@ impl SearchOptions {
             "lmr_early" => s(self.lmr_early),
             "lmr_history" => s(self.lmr_history),
             "iir" => s(self.iir),
+            "cont_history" => s(self.cont_history),
             "lmp" => s(self.lmp),
             "lmp_moves" => self.lmp_moves.to_string(),
             "time_policy" => s(self.time_policy),

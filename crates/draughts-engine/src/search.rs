@@ -181,6 +181,9 @@ struct Tables {
     killers: Vec<[u16; 2]>,
     /// Indexed by side, from bit, to bit.
     history: Vec<i32>,
+    /// The `cont_history` option's table, indexed by side, the to bit of the opponent's last
+    /// move, from bit, to bit (empty until a search asks for it).
+    cont: Vec<i32>,
     /// Triangular principal-variation table, one line per ply.
     pv: Vec<Vec<Move>>,
     /// Hashes of the game's positions since the last irreversible move, then of the search path.
@@ -198,6 +201,7 @@ impl Tables {
         Tables {
             killers: vec![[0; 2]; MAX_PLY + 2],
             history: vec![0; 2 * 64 * 64],
+            cont: Vec::new(),
             pv: (0..MAX_PLY + 2).map(|_| Vec::with_capacity(MAX_PLY + 2)).collect(),
             hashes: Vec::new(),
         }
@@ -431,10 +435,15 @@ fn run<E: Evaluation>(
 
         let deterministic = limits.is_deterministic() && thread.shared_nodes.is_none();
         tables.killers.fill([0; 2]);
+        if opts.cont_history && tables.cont.is_empty() {
+            tables.cont = vec![0; CONT_SIZE];
+        }
         if deterministic {
             tables.history.fill(0);
+            tables.cont.fill(0);
         } else {
             tables.history.iter_mut().for_each(|h| *h /= 2);
+            tables.cont.iter_mut().for_each(|h| *h /= 2);
         }
         // Positions since the last irreversible move can repeat; earlier ones cannot.
         let counters = game.counters();
@@ -476,6 +485,7 @@ fn run<E: Evaluation>(
             opts,
             in_probcut: false,
             excluded: [NO_EXCLUSION; MAX_PLY + 2],
+            prev_to: [0; MAX_PLY + 2],
             egtb,
             egtb_root: None,
             tb_hits: 0,
@@ -661,6 +671,8 @@ struct Searcher<'a, E> {
     /// Per ply, the index of the move a singular-extension search leaves out ([`NO_EXCLUSION`]:
     /// none).
     excluded: [u8; MAX_PLY + 2],
+    /// Per ply, the to bit of the move that led to it (for `cont_history`; ply 0 has none).
+    prev_to: [u8; MAX_PLY + 2],
     /// Endgame databases, if any.
     egtb: Option<&'a Endgames>,
     /// When the root is in the databases: its pieces and men (only less material is probed).
@@ -809,6 +821,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             let mv = moves[i];
             let child = pos.play(&mv);
             self.ev.make(0, pos, &mv);
+            self.prev_to[1] = mv.to().bit();
             let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);
             let score = if let Some(m) = margin {
@@ -1056,6 +1069,8 @@ impl<E: Evaluation> Searcher<'_, E> {
 
         let side = (pos.side_to_move() == Color::Black) as usize;
         let killers = self.t.killers[ply];
+        // `cont_history`: the row of the opponent's last move (none at the root).
+        let cont = (self.opts.cont_history && ply > 0).then(|| cont_row(side, self.prev_to[ply]));
         let moves: &[Move] = &moves;
         // Each move's ordering key and index packed into one number, so that one sort orders
         // them: higher key first, then generation order (the codes are distinct, so the
@@ -1078,7 +1093,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                 } else if q == killers[1] {
                     KILLER_KEY
                 } else {
-                    self.t.history[history_index(side, mv)]
+                    self.t.history[history_index(side, mv)] + cont.map_or(0, |row| self.t.cont[row | quiet_cell(mv)])
                 }
             };
             let code = encode(key, i);
@@ -1119,6 +1134,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                 continue;
             }
             self.ev.make(ply, pos, &mv);
+            self.prev_to[ply + 1] = mv.to().bit();
             let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);
             let score = if tried == 0 {
@@ -1153,7 +1169,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                     }
                     if score >= beta {
                         if !capture && depth >= 1 {
-                            self.reward_quiet(side, ply, depth, moves, &order[..tried], mv);
+                            self.reward_quiet(side, ply, depth, moves, &order[..tried], mv, cont);
                         }
                         break;
                     }
@@ -1239,6 +1255,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                 continue;
             }
             self.ev.make(ply, pos, mv);
+            self.prev_to[ply + 1] = mv.to().bit();
             let ch = hash ^ pos.hash_delta(mv);
             let cc = self.next_ctr(c, mv, &child);
             let v = -self.search(&child, ch, cc, QS_LAST, -beta, -alpha, ply + 1, false);
@@ -1257,8 +1274,10 @@ impl<E: Evaluation> Searcher<'_, E> {
     }
 
     /// A quiet move caused a cutoff: make it a killer, raise its history and lower the history
-    /// of the quiet moves tried before it (`before`, as order codes).
-    fn reward_quiet(&mut self, side: usize, ply: usize, depth: i32, moves: &[Move], before: &[i64], mv: Move) {
+    /// of the quiet moves tried before it (`before`, as order codes); the same in the
+    /// `cont_history` row `cont`, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn reward_quiet(&mut self, side: usize, ply: usize, depth: i32, moves: &[Move], before: &[i64], mv: Move, cont: Option<usize>) {
         if !mv.promotes() {
             let k = &mut self.t.killers[ply];
             if k[0] != quiet_code(&mv) {
@@ -1271,6 +1290,13 @@ impl<E: Evaluation> Searcher<'_, E> {
         for &code in before {
             let m = &moves[decode(code).1];
             history_update(&mut self.t.history[history_index(side, m)], -bonus);
+        }
+        if let Some(row) = cont {
+            history_update(&mut self.t.cont[row | quiet_cell(&mv)], bonus);
+            for &code in before {
+                let m = &moves[decode(code).1];
+                history_update(&mut self.t.cont[row | quiet_cell(m)], -bonus);
+            }
         }
     }
 }
@@ -1374,7 +1400,22 @@ fn history_update(h: &mut i32, b: i32) {
 }
 
 fn history_index(side: usize, mv: &Move) -> usize {
-    (side << 12) | ((mv.from().bit() as usize) << 6) | mv.to().bit() as usize
+    (side << 12) | quiet_cell(mv)
+}
+
+/// A move's from and to bits as an index below 4096.
+#[inline(always)]
+fn quiet_cell(mv: &Move) -> usize {
+    ((mv.from().bit() as usize) << 6) | mv.to().bit() as usize
+}
+
+/// The `cont_history` table's size: side, the opponent's last to bit, from bit, to bit.
+const CONT_SIZE: usize = 2 * 64 * 64 * 64;
+
+/// The first index of the `cont_history` row for `side` to move after the opponent's move to `prev_to`.
+#[inline(always)]
+fn cont_row(side: usize, prev_to: u8) -> usize {
+    (side << 18) | ((prev_to as usize) << 12)
 }
 
 #[cfg(test)]
