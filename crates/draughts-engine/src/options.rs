@@ -153,7 +153,7 @@ impl SearchOptions {
     /// The engine's defaults: the techniques that gained in matches (ARCHITECTURE.md, "Search
     /// options").
     pub const DEFAULT: SearchOptions =
-        SearchOptions { probcut: true, single_reply: false, singular: true, quantised: true, ..SearchOptions::BASELINE };
+        SearchOptions { probcut: true, single_reply: false, singular: true, iir: true, quantised: true, ..SearchOptions::BASELINE };
 
     /// The least depth of a non-PV node's singular test (`singular_all`).
     pub const SINGULAR_ALL_DEPTH: i32 = 8;
