@@ -1286,16 +1286,10 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
         }
         let bonus = (depth * depth * 16).min(HISTORY_MAX / 4);
-        history_update(&mut self.t.history[history_index(side, &mv)], bonus);
-        for &code in before {
-            let m = &moves[decode(code).1];
-            history_update(&mut self.t.history[history_index(side, m)], -bonus);
-        }
-        if let Some(row) = cont {
-            history_update(&mut self.t.cont[row | quiet_cell(&mv)], bonus);
-            for &code in before {
-                let m = &moves[decode(code).1];
-                history_update(&mut self.t.cont[row | quiet_cell(m)], -bonus);
+        for (m, b) in before.iter().map(|&code| (&moves[decode(code).1], -bonus)).chain([(&mv, bonus)]) {
+            history_update(&mut self.t.history[history_index(side, m)], b);
+            if let Some(row) = cont {
+                history_update(&mut self.t.cont[row | quiet_cell(m)], b);
             }
         }
     }
