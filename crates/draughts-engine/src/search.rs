@@ -819,10 +819,11 @@ impl<E: Evaluation> Searcher<'_, E> {
         let mut best_i = None;
         for i in 0..moves.len() {
             let mv = moves[i];
+            let ch = hash ^ pos.hash_delta(&mv);
+            self.tt.prefetch(ch);
             let child = pos.play(&mv);
             self.ev.make(0, pos, &mv);
             self.prev_to[1] = mv.to().bit();
-            let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);
             let score = if let Some(m) = margin {
                 if i == 0 || best <= -MATE_BOUND {
@@ -1127,6 +1128,10 @@ impl<E: Evaluation> Searcher<'_, E> {
             // The singular move: one ply deeper.
             let nd = nd + (i == singular as usize) as i32;
             let mv = moves[i];
+            let ch = hash ^ pos.hash_delta(&mv);
+            if nd >= 1 {
+                self.tt.prefetch(ch);
+            }
             let child = pos.play(&mv);
             // Late-move pruning: near the horizon, a late quiet move that neither is a killer nor
             // gives the opponent a capture is not searched.
@@ -1135,7 +1140,6 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
             self.ev.make(ply, pos, &mv);
             self.prev_to[ply + 1] = mv.to().bit();
-            let ch = hash ^ pos.hash_delta(&mv);
             let cc = self.next_ctr(c, &mv, &child);
             let score = if tried == 0 {
                 -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node)
