@@ -48,6 +48,11 @@ pub struct SearchOptions {
     /// `lmr_history`: at a non-PV node, a late quiet move that is reduced at all is reduced one
     /// ply more when its history is negative (it failed to cut off more often than it cut).
     pub lmr_history: bool,
+    /// `lmr_log`: a reduced late move is reduced by `ln(depth) x ln(move number) / 2` plies,
+    /// rounded (at least one; one less at PV nodes), as chess engines do, instead of one ply (two
+    /// from the ninth move at non-PV nodes of depth 5 and more): deeper nodes and later moves
+    /// lose more. The same moves are reduced.
+    pub lmr_log: bool,
     /// `iir`: internal iterative reduction. A node of depth >= [`SearchOptions::IIR_DEPTH`]
     /// whose transposition-table entry names no move is searched one ply shallower (its move
     /// order is a guess; the next iteration, with the entry this one leaves, searches it fully).
@@ -134,6 +139,7 @@ impl SearchOptions {
         probcut_margin: 10,
         lmr_early: false,
         lmr_history: false,
+        lmr_log: false,
         iir: false,
         cont_history: false,
         lmp: false,
@@ -174,7 +180,7 @@ impl SearchOptions {
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 23] = [
+    pub const NAMES: [&'static str; 24] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -184,6 +190,7 @@ impl SearchOptions {
         "probcut_margin",
         "lmr_early",
         "lmr_history",
+        "lmr_log",
         "iir",
         "cont_history",
         "lmp",
@@ -229,6 +236,7 @@ impl SearchOptions {
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
             "lmr_history" => self.lmr_history = switch()?,
+            "lmr_log" => self.lmr_log = switch()?,
             "iir" => self.iir = switch()?,
             "cont_history" => self.cont_history = switch()?,
             "lmp" => self.lmp = switch()?,
@@ -273,6 +281,7 @@ impl SearchOptions {
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
             "lmr_history" => s(self.lmr_history),
+            "lmr_log" => s(self.lmr_log),
             "iir" => s(self.iir),
             "cont_history" => s(self.cont_history),
             "lmp" => s(self.lmp),

@@ -1215,7 +1215,13 @@ impl<E: Evaluation> Searcher<'_, E> {
 
     #[inline(always)]
     fn base_reduction(&self, depth: i32, tried: usize, pv_node: bool) -> i32 {
-        if self.opts.lmr_early {
+        if self.opts.lmr_log {
+            if depth < 3 {
+                0
+            } else {
+                (log_reduction(depth, tried) - pv_node as i32).max(1)
+            }
+        } else if self.opts.lmr_early {
             if depth < 2 {
                 0
             } else {
@@ -1414,6 +1420,17 @@ const CONT_SIZE: usize = 2 * 64 * 64 * 64;
 #[inline(always)]
 fn cont_row(side: usize, prev_to: u8) -> usize {
     (side << 18) | ((prev_to as usize) << 12)
+}
+
+/// `lmr_log`'s reduction of the move tried `tried`-th (from 0) at `depth`:
+/// `round(ln(depth) x ln(tried + 1) / 2)`, from a table.
+fn log_reduction(depth: i32, tried: usize) -> i32 {
+    const N: usize = 64;
+    static TABLE: std::sync::OnceLock<[[u8; N]; N]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        std::array::from_fn(|d| std::array::from_fn(|t| ((d.max(1) as f64).ln() * ((t + 1) as f64).ln() / 2.0).round() as u8))
+    });
+    table[(depth.max(0) as usize).min(N - 1)][tried.min(N - 1)] as i32
 }
 
 #[cfg(test)]
