@@ -32,6 +32,12 @@ pub trait Evaluation {
     /// The score of `pos`, the position at `ply` (a quiet one: no capture pending), and the
     /// number of one-step moves of the side to move (0 means no legal move at all).
     fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32);
+    /// The evaluation's preference over `moves` (the legal moves of `pos`, the position at
+    /// `ply`), as probabilities written to `out` in the same order; false when it has none (the
+    /// hand-made evaluation).
+    fn policy(&mut self, _ply: usize, _pos: &Position, _moves: &[Move], _out: &mut Vec<f32>) -> bool {
+        false
+    }
 }
 
 impl<E: Evaluation + ?Sized> Evaluation for &mut E {
@@ -46,6 +52,10 @@ impl<E: Evaluation + ?Sized> Evaluation for &mut E {
     #[inline(always)]
     fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32) {
         (**self).evaluate(ply, pos)
+    }
+    #[inline(always)]
+    fn policy(&mut self, ply: usize, pos: &Position, moves: &[Move], out: &mut Vec<f32>) -> bool {
+        (**self).policy(ply, pos, moves, out)
     }
 }
 
@@ -165,6 +175,14 @@ impl Evaluation for Learned {
     #[inline]
     fn evaluate(&mut self, ply: usize, pos: &Position) -> (i32, u32) {
         (self.score(ply, pos), one_step_moves(pos))
+    }
+
+    /// The network's policy: the accumulator of `ply` is brought up to date and evaluated (the
+    /// policy reads the clipped accumulator the evaluation leaves), then each move's row.
+    fn policy(&mut self, ply: usize, pos: &Position, moves: &[Move], out: &mut Vec<f32>) -> bool {
+        self.score(ply, pos);
+        self.net.policy(pos.side_to_move(), moves, &mut self.scratch, out);
+        true
     }
 }
 

@@ -96,6 +96,13 @@ pub struct SearchOptions {
     /// dense layers; `draughts_nnue::Precision::Int8`) instead of the float one. No effect on
     /// the hand-made evaluation, nor on a network that cannot be quantised.
     pub quantised: bool,
+    /// `policy_order`: at a node with quiet moves and depth >= `policy_depth`, the moves after
+    /// the table's move, promotions and killers are ordered by the network's policy (the
+    /// probability it gives each move) instead of their history. No effect with the hand-made
+    /// evaluation (it has no policy).
+    pub policy_order: bool,
+    /// `policy_depth`: the least depth at which `policy_order` asks for the policy.
+    pub policy_depth: i32,
     /// `threads`: search threads sharing the transposition table (Lazy SMP; 1 to
     /// [`SearchOptions::MAX_THREADS`]). With more than one the search is no longer reproducible
     /// at a node limit (threads race for the table), and a node limit counts every thread's nodes.
@@ -153,6 +160,8 @@ impl SearchOptions {
         lazy_eval: false,
         lazy_margin: 200,
         quantised: false,
+        policy_order: false,
+        policy_depth: 4,
         threads: 1,
     };
 
@@ -176,11 +185,14 @@ impl SearchOptions {
     /// The largest `lmp_moves`.
     pub const MAX_LMP_MOVES: i32 = 64;
 
+    /// The largest `policy_depth`.
+    pub const MAX_POLICY_DEPTH: i32 = 64;
+
     /// The most threads a search takes.
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 24] = [
+    pub const NAMES: [&'static str; 26] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -204,11 +216,14 @@ impl SearchOptions {
         "lazy_eval",
         "lazy_margin",
         "quantised",
+        "policy_order",
+        "policy_depth",
         "threads",
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `lmp_moves` and `threads`.
+    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `lmp_moves`, `policy_depth` and
+    /// `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -246,6 +261,14 @@ impl SearchOptions {
                     .ok()
                     .filter(|m| (1..=SearchOptions::MAX_LMP_MOVES).contains(m))
                     .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of moves from 1 to 64" })?
+            }
+            "policy_order" => self.policy_order = switch()?,
+            "policy_depth" => {
+                self.policy_depth = value
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|d| (1..=SearchOptions::MAX_POLICY_DEPTH).contains(d))
+                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a depth from 1 to 64" })?
             }
             "time_policy" => self.time_policy = switch()?,
             "drawish" => self.drawish = switch()?,
@@ -286,6 +309,8 @@ impl SearchOptions {
             "cont_history" => s(self.cont_history),
             "lmp" => s(self.lmp),
             "lmp_moves" => self.lmp_moves.to_string(),
+            "policy_order" => s(self.policy_order),
+            "policy_depth" => self.policy_depth.to_string(),
             "time_policy" => s(self.time_policy),
             "drawish" => s(self.drawish),
             "singular" => s(self.singular),

@@ -490,6 +490,7 @@ fn run<E: Evaluation>(
             egtb_root: None,
             tb_hits: 0,
             shared_nodes: thread.shared_nodes,
+            policy: Vec::new(),
         };
         let ctr = Ctr {
             no_progress: counters.no_progress,
@@ -681,6 +682,8 @@ struct Searcher<'a, E> {
     tb_hits: u64,
     /// With more than one thread: every thread's nodes (see [`Thread`]); `node_limit` applies to it.
     shared_nodes: Option<&'a AtomicU64>,
+    /// `policy_order`: the policy over the moves of the node being ordered.
+    policy: Vec<f32>,
 }
 
 impl<E: Evaluation> Searcher<'_, E> {
@@ -1073,6 +1076,12 @@ impl<E: Evaluation> Searcher<'_, E> {
         // `cont_history`: the row of the opponent's last move (none at the root).
         let cont = (self.opts.cont_history && ply > 0).then(|| cont_row(side, self.prev_to[ply]));
         let moves: &[Move] = &moves;
+        // `policy_order`: quiet moves by the network's policy instead of their history.
+        let by_policy = self.opts.policy_order
+            && !capture
+            && depth >= self.opts.policy_depth
+            && moves.len() > 1
+            && self.ev.policy(ply, pos, moves, &mut self.policy);
         // Each move's ordering key and index packed into one number, so that one sort orders
         // them: higher key first, then generation order (the codes are distinct, so the
         // unstable sort is deterministic).
@@ -1093,6 +1102,8 @@ impl<E: Evaluation> Searcher<'_, E> {
                     KILLER_KEY + 1
                 } else if q == killers[1] {
                     KILLER_KEY
+                } else if by_policy {
+                    (self.policy[i] * HISTORY_MAX as f32) as i32
                 } else {
                     self.t.history[history_index(side, mv)] + cont.map_or(0, |row| self.t.cont[row | quiet_cell(mv)])
                 }

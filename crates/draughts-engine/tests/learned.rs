@@ -108,6 +108,61 @@ fn learned_searches_are_deterministic_and_differ_from_the_hand_made_ones() {
 }
 
 #[test]
+fn the_policy_the_search_reads_is_the_networks() {
+    // After lazy updates along a line, the policy at a ply is the network's from scratch.
+    let dir = tempfile::tempdir().unwrap();
+    let net = network(dir.path());
+    for precision in [Precision::Float, Precision::Int8] {
+        let mut lazy = Learned::new(net.clone());
+        lazy.set_precision(precision);
+        let mut scratch = draughts_nnue::Scratch::default();
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut pos = Position::start();
+        lazy.set_root(&pos);
+        for ply in 0..30 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            if ply % 3 == 2 && moves.len() > 1 {
+                assert!(lazy.policy(ply, &pos, &moves, &mut got));
+                net.evaluate_position_with(precision, &pos, &moves, &mut scratch, &mut want);
+                assert_eq!(got.len(), moves.len());
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() < 1e-5, "{precision:?} ply {ply}: {got:?} against {want:?}");
+                }
+                assert!((got.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+            }
+            let mv = moves[(ply * 7) % moves.len()];
+            lazy.make(ply, &pos, &mv);
+            pos = pos.play(&mv);
+        }
+    }
+}
+
+#[test]
+fn policy_order_keeps_searches_reproducible_and_changes_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = network(dir.path());
+    let mut config = EngineConfig::learned(net.clone());
+    config.options.policy_order = true;
+    config.options.policy_depth = 2;
+    let a = bench_with(config.clone(), 6);
+    let b = bench_with(config, 6);
+    assert_eq!(a.nodes, b.nodes);
+    for (x, y) in a.per_position.iter().zip(&b.per_position) {
+        assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
+    }
+    let plain = bench_with(EngineConfig::learned(net), 6);
+    assert_ne!(a.nodes, plain.nodes, "the policy orders the moves otherwise than the history");
+    // The hand-made evaluation has no policy: the option changes nothing there.
+    let mut hand = EngineConfig::default();
+    hand.options.policy_order = true;
+    hand.options.policy_depth = 2;
+    assert_eq!(bench_with(hand, 6).nodes, draughts_engine::bench(6).nodes);
+}
+
+#[test]
 fn learned_engine_scores_game_ends_exactly() {
     // Forced wins are scored by the search, not the evaluation: White takes Black's last man
     // (28x17), and in the second position Black's only man takes and White retakes the last piece.
