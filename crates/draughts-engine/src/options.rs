@@ -242,6 +242,14 @@ impl SearchOptions {
                 .filter(|m| (0..=1000).contains(m))
                 .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })
         };
+        // A whole number from 1 to `max`.
+        let count = |max: i32, expected: &'static str| {
+            value
+                .parse::<i32>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected })
+        };
         match known {
             "full_time" => self.full_time = switch()?,
             "qs_threat" => self.qs_threat = switch()?,
@@ -255,21 +263,9 @@ impl SearchOptions {
             "iir" => self.iir = switch()?,
             "cont_history" => self.cont_history = switch()?,
             "lmp" => self.lmp = switch()?,
-            "lmp_moves" => {
-                self.lmp_moves = value
-                    .parse::<i32>()
-                    .ok()
-                    .filter(|m| (1..=SearchOptions::MAX_LMP_MOVES).contains(m))
-                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of moves from 1 to 64" })?
-            }
+            "lmp_moves" => self.lmp_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
             "policy_order" => self.policy_order = switch()?,
-            "policy_depth" => {
-                self.policy_depth = value
-                    .parse::<i32>()
-                    .ok()
-                    .filter(|d| (1..=SearchOptions::MAX_POLICY_DEPTH).contains(d))
-                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a depth from 1 to 64" })?
-            }
+            "policy_depth" => self.policy_depth = count(SearchOptions::MAX_POLICY_DEPTH, "a depth from 1 to 64")?,
             "time_policy" => self.time_policy = switch()?,
             "drawish" => self.drawish = switch()?,
             "singular" => self.singular = switch()?,

@@ -82,6 +82,17 @@ fn lazy_updates_in(precision: Precision) {
     assert!(checked > 500, "{checked}");
 }
 
+/// The bench with `config`, searched twice: the same nodes, moves and scores.
+fn reproducible_bench(config: EngineConfig, depth: u32) -> draughts_engine::BenchResult {
+    let a = bench_with(config.clone(), depth);
+    let b = bench_with(config, depth);
+    assert_eq!(a.nodes, b.nodes);
+    for (x, y) in a.per_position.iter().zip(&b.per_position) {
+        assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
+    }
+    a
+}
+
 #[test]
 fn learned_searches_are_deterministic_and_differ_from_the_hand_made_ones() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,12 +101,7 @@ fn learned_searches_are_deterministic_and_differ_from_the_hand_made_ones() {
     let mut float = EngineConfig::learned(net.clone());
     float.options.quantised = false;
     for config in [EngineConfig::learned(net.clone()), float] {
-        let a = bench_with(config.clone(), 5);
-        let b = bench_with(config, 5);
-        assert_eq!(a.nodes, b.nodes);
-        for (x, y) in a.per_position.iter().zip(&b.per_position) {
-            assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
-        }
+        reproducible_bench(config, 5);
     }
     let a = bench_with(EngineConfig::learned(net), 5);
     let hand = draughts_engine::bench(5);
@@ -147,12 +153,7 @@ fn policy_order_keeps_searches_reproducible_and_changes_the_tree() {
     let mut config = EngineConfig::learned(net.clone());
     config.options.policy_order = true;
     config.options.policy_depth = 2;
-    let a = bench_with(config.clone(), 6);
-    let b = bench_with(config, 6);
-    assert_eq!(a.nodes, b.nodes);
-    for (x, y) in a.per_position.iter().zip(&b.per_position) {
-        assert_eq!((x.best, x.score), (y.best, y.score), "{}", x.fen);
-    }
+    let a = reproducible_bench(config, 6);
     let plain = bench_with(EngineConfig::learned(net), 6);
     assert_ne!(a.nodes, plain.nodes, "the policy orders the moves otherwise than the history");
     // The hand-made evaluation has no policy: the option changes nothing there.
