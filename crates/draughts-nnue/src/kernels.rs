@@ -161,6 +161,10 @@ pub(crate) struct Kernels {
     pub crelu8: fn(&[i16], &mut [u8], u32),
     /// `sum_j x[j] w[j]` in `i32` (the quantised heads; `x.len() == w.len()`).
     pub dot8: fn(&[u8], &[i16]) -> i32,
+    /// `sum_j x[j] w[j]` in `i32` with 8-bit weights (the quantised policy's rows;
+    /// `x.len() == w.len()`, `x <= 127` and `|w| <= 127`, so the AVX2 version's 16-bit pair sums
+    /// cannot saturate).
+    pub dot8i8: fn(&[u8], &[i8]) -> i32,
     /// A quantised dense layer with its clipped ReLU: `out[k] = clamp(round((b[k] + sum_j x[j]
     /// w(j, k)) * scale[k]), 0, 127)`, the sum in `i32`, the rounding half to even. `W` is stored
     /// in blocks of four inputs: `w(j, k) = w[((j / 4) * out.len() + k) * 4 + j % 4]`.
@@ -205,6 +209,7 @@ const SCALAR: Kernels = Kernels {
     crelu8: crelu8_scalar,
     dense8: dense8_scalar,
     dot8: dot8_scalar,
+    dot8i8: dot8i8_scalar,
 };
 
 fn dot8_scalar(x: &[u8], w: &[i16]) -> i32 {
@@ -217,6 +222,10 @@ fn dot8_scalar(x: &[u8], w: &[i16]) -> i32 {
         }
     }
     lanes.iter().sum::<i32>() + tail
+}
+
+fn dot8i8_scalar(x: &[u8], w: &[i8]) -> i32 {
+    x.iter().zip(w).map(|(&x, &w)| x as i32 * w as i32).sum()
 }
 
 fn crelu8_scalar(acc: &[i16], out: &mut [u8], shift: u32) {
@@ -376,6 +385,7 @@ const AVX2: Kernels = Kernels {
     crelu8: avx2::crelu8,
     dense8: avx2::dense8,
     dot8: avx2::dot8,
+    dot8i8: avx2::dot8i8,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -742,6 +752,36 @@ mod avx2 {
         total
     }
 
+    pub(super) fn dot8i8(x: &[u8], w: &[i8]) -> i32 {
+        assert_eq!(x.len(), w.len());
+        // SAFETY: AVX2 is present; equal lengths checked above.
+        unsafe { dot8i8_impl(x, w) }
+    }
+
+    /// 32 bytes at a time: `maddubs` (byte products summed in pairs, exact for `x <= 127` and
+    /// `|w| <= 127`) then `madd` (pairs summed into 32 bits).
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn dot8i8_impl(x: &[u8], w: &[i8]) -> i32 {
+        let n = x.len();
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        let ones = _mm256_set1_epi16(1);
+        let mut s = _mm256_setzero_si256();
+        let mut k = 0;
+        while k + 32 <= n {
+            let (xv, wv) = (_mm256_loadu_si256(xp.add(k) as *const __m256i), _mm256_loadu_si256(wp.add(k) as *const __m256i));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(xv, wv), ones));
+            k += 32;
+        }
+        let quad = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        let pair = _mm_add_epi32(quad, _mm_shuffle_epi32(quad, 0b01_00_11_10));
+        let mut total = _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 0b10_11_00_01)));
+        while k < n {
+            total += *xp.add(k) as i32 * *wp.add(k) as i32;
+            k += 1;
+        }
+        total
+    }
+
     pub(super) fn crelu8(acc: &[i16], out: &mut [u8], shift: u32) {
         assert!(acc.len() >= out.len() && shift <= 7);
         // SAFETY: AVX2 is present; lengths checked above; the aligned version only with a
@@ -1066,6 +1106,16 @@ mod tests {
                 let want: i32 = xs.iter().zip(&ws).map(|(&x, &w)| x as i32 * w as i32).sum();
                 assert_eq!((fast.dot8)(&xs, &ws), want);
                 assert_eq!((slow.dot8)(&xs, &ws), want);
+                let ws: Vec<i8> = bytes(m, 9, -127, 127).into_iter().map(|v| v as i8).collect();
+                let want: i32 = xs.iter().zip(&ws).map(|(&x, &w)| x as i32 * w as i32).sum();
+                assert_eq!((fast.dot8i8)(&xs, &ws), want);
+                assert_eq!((slow.dot8i8)(&xs, &ws), want);
+                // The extremes: no 16-bit pair sum saturates.
+                for w in [-127i8, 127] {
+                    let want = 127 * w as i32 * m as i32;
+                    assert_eq!((fast.dot8i8)(&vec![127; m], &vec![w; m]), want);
+                    assert_eq!((slow.dot8i8)(&vec![127; m], &vec![w; m]), want);
+                }
                 let table: Vec<i16> = bytes(10 * n, 5, -30000, 30000).into_iter().map(|v| v as i16).collect();
                 let src: Vec<i16> = bytes(n, 6, -30000, 30000).into_iter().map(|v| v as i16).collect();
                 let (mut a1, mut a2) = (vec![5i16; n], vec![5i16; n]);

@@ -328,8 +328,17 @@ impl Network {
             float_stacks.push(float);
         }
         // The quantised layers, from the float tensors in PyTorch's layout.
-        let layers =
-            FloatLayers { width: a, features, pattern_width: p, pairwise: arch.pairwise, ft_w: &w, ft_b: &b, stacks: float_stacks };
+        let (policy_w, policy_b) = (take("policy.weight"), take("policy.bias"));
+        let layers = FloatLayers {
+            width: a,
+            features,
+            pattern_width: p,
+            pairwise: arch.pairwise,
+            ft_w: &w,
+            ft_b: &b,
+            stacks: float_stacks,
+            policy: (&policy_w, &policy_b),
+        };
         let quant = Quantised::new(&layers);
         Ok(Network {
             model_id: meta.model_id.clone(),
@@ -342,8 +351,8 @@ impl Network {
             pt_w,
             ft_b,
             stacks,
-            policy_w: Aligned::from_slice(&take("policy.weight")),
-            policy_b: take("policy.bias"),
+            policy_w: Aligned::from_slice(&policy_w),
+            policy_b,
             quant,
             kernels: Kernels::detect(Simd::Auto),
         })
@@ -640,23 +649,19 @@ impl Network {
 
     /// The policy over `moves` (legal moves of `side` in the position last evaluated with this
     /// `scratch`), written to `out` in the same order and summing to 1. Only the logits of these
-    /// moves are computed: one dot product of length 2A each.
+    /// moves are computed: one dot product of length 2A each, in the precision of that
+    /// evaluation (quantised: the clipped accumulator's bytes against 8-bit rows).
     pub fn policy(&self, side: Color, moves: &[Move], scratch: &mut Scratch, out: &mut Vec<f32>) {
         let width = 2 * self.width;
-        if scratch.last == Precision::Int8 {
-            // The quantised first layer, as the floats it stands for.
-            let q = self.quantised();
-            let (a, pw) = (self.width, q.padded_width);
-            let Scratch { h0, h8, .. } = &mut *scratch;
-            h0.resize(width);
-            for (j, &p) in q.position_of.iter().enumerate() {
-                h0[j] = h8[p] as f32 / 127.0;
-                h0[a + j] = h8[pw + p] as f32 / 127.0;
-            }
-        }
-        let Scratch { h0, indices, .. } = scratch;
+        let Scratch { h0, h8, indices, last, .. } = scratch;
         indices.clear();
         indices.extend(moves.iter().map(|m| move_index(side, m) as u16));
+        if *last == Precision::Int8 {
+            let q = self.quantised();
+            let logit = |k: usize| Some(q.policy.logit(self.kernels.dot8i8, h8, indices[k] as usize));
+            softmax_moves(logit, indices, out);
+            return;
+        }
         let logit = |k: usize| {
             let i = indices[k] as usize;
             Some(self.policy_b[i] + (self.kernels.dot)(&self.policy_w[i * width..(i + 1) * width], h0))

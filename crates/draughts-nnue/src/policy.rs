@@ -63,16 +63,18 @@ pub fn masked_softmax(logits: &[f32], indices: &[u16], out: &mut Vec<f32>) {
 
 /// The softmax of [`masked_softmax`] with the logit of each move given by `logit(k)` for the
 /// `k`-th move (`None` or a non-finite value: probability 0), for callers that compute only the
-/// logits of the legal moves. Moves with equal `indices` must have equal logits.
+/// logits of the legal moves (each is asked for once). Moves with equal `indices` must have
+/// equal logits.
 pub fn softmax_moves(logit: impl Fn(usize) -> Option<f32>, indices: &[u16], out: &mut Vec<f32>) {
+    // The logits first, in `out`; a logit that is missing or not finite (a broken net) gets
+    // probability 0 (it is NaN here until then).
     out.clear();
-    out.resize(indices.len(), 0.0);
+    out.extend((0..indices.len()).map(|k| logit(k).filter(|l| l.is_finite()).unwrap_or(f32::NAN)));
     if indices.is_empty() {
         return;
     }
-    // A logit that is missing or not finite (a broken net) gets probability 0.
-    let logit = |k: usize| logit(k).filter(|l| l.is_finite());
-    let max = (0..indices.len()).filter_map(logit).fold(f32::NEG_INFINITY, f32::max);
+    // `f32::max` ignores NaN.
+    let max = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     if max == f32::NEG_INFINITY {
         out.fill(1.0 / indices.len() as f32);
         return;
@@ -82,7 +84,11 @@ pub fn softmax_moves(logit: impl Fn(usize) -> Option<f32>, indices: &[u16], out:
     let mut shared = false;
     let mut total = 0.0f32;
     for (k, &i) in indices.iter().enumerate() {
-        let Some(l) = logit(k) else { continue };
+        let l = out[k];
+        if l.is_nan() {
+            out[k] = 0.0;
+            continue;
+        }
         let e = (l - max).exp();
         out[k] = e;
         let (word, bit) = (i as usize / 64 % seen.len(), 1u64 << (i % 64));

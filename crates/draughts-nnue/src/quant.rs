@@ -54,9 +54,77 @@ impl Head {
     #[inline]
     pub fn apply(&self, dot8: fn(&[u8], &[i16]) -> i32, x: &[u8], out: &mut [f32]) {
         for (k, o) in out.iter_mut().enumerate() {
-            let sum = dot8(&x[..self.inputs], &self.w[k * self.inputs..(k + 1) * self.inputs]);
-            *o = (self.b[k] + sum) as f32 * self.unscale[k];
+            *o = self.output(dot8, x, k);
         }
+    }
+
+    /// Output `k` alone (the policy computes only the logits of the legal moves).
+    #[inline]
+    pub fn output(&self, dot8: fn(&[u8], &[i16]) -> i32, x: &[u8], k: usize) -> f32 {
+        let sum = dot8(&x[..self.inputs], &self.w[k * self.inputs..(k + 1) * self.inputs]);
+        (self.b[k] + sum) as f32 * self.unscale[k]
+    }
+
+    /// Quantises the float head `(w, b)` (PyTorch layout, `[outputs, input_of.len()]`) whose
+    /// input `j` is byte `input_of[j]` of `inputs`.
+    fn new((w, b): (&[f32], &[f32]), input_of: &[usize], inputs: usize, name: &str) -> Result<Head, String> {
+        let real_inputs = input_of.len();
+        let outputs = b.len();
+        let mut qw = vec![0i16; outputs * inputs];
+        let mut qb = Vec::new();
+        let mut unscale = Vec::new();
+        // The sum (at most inputs x 127 x top) stays below 2^30 in magnitude.
+        let top = (i16::MAX as f32).min(i16::MAX as f32 * 256.0 / inputs as f32);
+        for k in 0..outputs {
+            let row = &w[k * real_inputs..(k + 1) * real_inputs];
+            let s = row_scale(row, top);
+            for (j, &x) in row.iter().enumerate() {
+                qw[k * inputs + input_of[j]] = (x * s).round().clamp(-top, top) as i16;
+            }
+            qb.push(bias(b[k], 127.0 * s, name, k)?);
+            unscale.push(1.0 / (127.0 * s));
+        }
+        Ok(Head { inputs, w: qw, b: qb, unscale })
+    }
+}
+
+/// The quantised policy: a row of 8-bit weights per logit (a scale per row), read only for the
+/// legal moves. Bytes, not the heads' 16 bits: a row is 256 bytes (4 cache lines) and the table
+/// of 2,500 rows fits a core's L2 cache, where 16-bit rows did not and waited on memory.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Policy8 {
+    inputs: usize,
+    w: Aligned<i8>,
+    b: Vec<i32>,
+    /// `1 / (127 s_k)`.
+    unscale: Vec<f32>,
+}
+
+impl Policy8 {
+    /// Quantises the float policy `(w, b)` (`[logits, input_of.len()]`) whose input `j` is byte
+    /// `input_of[j]` of `inputs`.
+    fn new((w, b): (&[f32], &[f32]), input_of: &[usize], inputs: usize) -> Result<Policy8, String> {
+        let real_inputs = input_of.len();
+        let mut qw = Aligned::zeros(b.len() * inputs);
+        let mut qb = Vec::with_capacity(b.len());
+        let mut unscale = Vec::with_capacity(b.len());
+        for (k, &bk) in b.iter().enumerate() {
+            let row = &w[k * real_inputs..(k + 1) * real_inputs];
+            let s = row_scale(row, 127.0);
+            for (j, &x) in row.iter().enumerate() {
+                qw[k * inputs + input_of[j]] = (x * s).round().clamp(-127.0, 127.0) as i8;
+            }
+            qb.push(bias(bk, 127.0 * s, "policy", k)?);
+            unscale.push(1.0 / (127.0 * s));
+        }
+        Ok(Policy8 { inputs, w: qw, b: qb, unscale })
+    }
+
+    /// Logit `k` for the bytes `x` (the clipped accumulator, padded).
+    #[inline]
+    pub fn logit(&self, dot8i8: fn(&[u8], &[i8]) -> i32, x: &[u8], k: usize) -> f32 {
+        let sum = dot8i8(&x[..self.inputs], &self.w[k * self.inputs..(k + 1) * self.inputs]);
+        (self.b[k] + sum) as f32 * self.unscale[k]
     }
 }
 
@@ -79,6 +147,10 @@ pub(crate) struct Quantised {
     pub ft_b: Aligned<i16>,
     /// The dense layers and heads of each phase bucket.
     pub stacks: Vec<Stack8>,
+    /// The policy: [`crate::policy::POLICY_SIZE`] rows over the clipped accumulator's bytes
+    /// (ours at 0.., theirs at `padded_width`.., as the first dense layer without pairwise
+    /// products reads them), one row read per legal move.
+    pub policy: Policy8,
 }
 
 /// One phase bucket's quantised dense layers and heads.
@@ -102,6 +174,8 @@ pub(crate) struct FloatLayers<'a> {
     pub ft_b: &'a [f32],
     /// Each phase bucket's dense layers and heads.
     pub stacks: Vec<FloatStack<'a>>,
+    /// The policy's weights (`[POLICY_SIZE, 2 width]`) and biases.
+    pub policy: (&'a [f32], &'a [f32]),
 }
 
 /// One phase bucket's float layers.
@@ -209,30 +283,14 @@ impl Quantised {
                 input_of = (0..outputs).collect();
                 inputs = padded;
             }
-            let head = |(w, b): (&[f32], &[f32]), name: &str| -> Result<Head, String> {
-                let real_inputs = input_of.len();
-                let outputs = b.len();
-                let mut qw = vec![0i16; outputs * inputs];
-                let mut qb = Vec::new();
-                let mut unscale = Vec::new();
-                for k in 0..outputs {
-                    let row = &w[k * real_inputs..(k + 1) * real_inputs];
-                    // The sum (at most inputs x 127 x top) stays below 2^30 in magnitude.
-                    let top = (i16::MAX as f32).min(i16::MAX as f32 * 256.0 / inputs as f32);
-                    let s = row_scale(row, top);
-                    for (j, &x) in row.iter().enumerate() {
-                        qw[k * inputs + input_of[j]] = (x * s).round().clamp(-top, top) as i16;
-                    }
-                    qb.push(bias(b[k], 127.0 * s, name, k)?);
-                    unscale.push(1.0 / (127.0 * s));
-                }
-                Ok(Head { inputs, w: qw, b: qb, unscale })
-            };
-            let wdl = head(stack.wdl, "wdl")?;
-            let moves_left = stack.moves_left.map(|m| head(m, "moves_left")).transpose()?;
+            let wdl = Head::new(stack.wdl, &input_of, inputs, "wdl")?;
+            let moves_left = stack.moves_left.map(|m| Head::new(m, &input_of, inputs, "moves_left")).transpose()?;
             stacks.push(Stack8 { hidden, wdl, moves_left });
         }
-        Ok(Quantised { shift, padded_width, position_of, ft_w, pt_w, ft_b, stacks })
+        // The policy reads the clipped accumulator itself, with or without pairwise products.
+        let bytes_of: Vec<usize> = position_of.iter().copied().chain(position_of.iter().map(|&p| padded_width + p)).collect();
+        let policy = Policy8::new(f.policy, &bytes_of, 2 * padded_width)?;
+        Ok(Quantised { shift, padded_width, position_of, ft_w, pt_w, ft_b, stacks, policy })
     }
 }
 

@@ -68,6 +68,7 @@ fn quantised_updates_equal_refreshes_and_every_kernel_gives_the_same_output() {
         fast.quantisation().unwrap();
         let slow = fast.clone().with_simd(Simd::Scalar);
         let (mut s1, mut s2) = (Scratch::default(), Scratch::default());
+        let (mut p1, mut p2) = (Vec::new(), Vec::new());
         let mut steps = 0;
         let mut buckets = std::collections::BTreeSet::new();
         for line in games(12, 40 + i as u64) {
@@ -88,6 +89,11 @@ fn quantised_updates_equal_refreshes_and_every_kernel_gives_the_same_output() {
                 let side = after.side_to_move();
                 let (a, b) = (fast.evaluate(&next, side, &mut s1), slow.evaluate(&fresh_slow, side, &mut s2));
                 assert_eq!(a, b, "{arch:?} {after:?}");
+                // The policy's integer sums too (the softmax after them is the same code).
+                let moves = after.legal_moves();
+                fast.policy(side, &moves, &mut s1, &mut p1);
+                slow.policy(side, &moves, &mut s2, &mut p2);
+                assert_eq!(p1, p2, "{arch:?} {after:?}");
                 assert_eq!(a.moves_left.is_some(), arch.moves_left_head);
                 std::mem::swap(&mut acc, &mut next);
                 steps += 1;
@@ -108,7 +114,7 @@ fn quantised_random_networks_stay_close_to_their_float_selves() {
         let net = random_net(dir.path(), arch, 70 + i as u64, 1.5);
         let (mut s1, mut s2) = (Scratch::default(), Scratch::default());
         let (mut p1, mut p2) = (Vec::new(), Vec::new());
-        let (mut worst, mut spread) = (0.0f32, (f32::MAX, f32::MIN));
+        let (mut worst, mut spread, mut policy_worst) = (0.0f32, (f32::MAX, f32::MIN), 0.0f32);
         for line in games(6, 80 + i as u64) {
             for (pos, _) in line {
                 let moves = pos.legal_moves();
@@ -118,11 +124,18 @@ fn quantised_random_networks_stay_close_to_their_float_selves() {
                     worst = worst.max((a - b).abs());
                     spread = (spread.0.min(*a), spread.1.max(*a));
                 }
+                for (a, b) in p1.iter().zip(&p2) {
+                    policy_worst = policy_worst.max((a - b).abs());
+                }
             }
         }
         let range = spread.1 - spread.0;
-        println!("{}: largest logit difference {worst:.4} over a range of {range:.3}", arch.short_name());
+        println!(
+            "{}: largest logit difference {worst:.4} over a range of {range:.3}; largest policy difference {policy_worst:.4}",
+            arch.short_name()
+        );
         assert!(range > 0.05 && worst < 0.03 * range, "{arch:?}: {worst} of {range}");
+        assert!(policy_worst < 0.01, "{arch:?}: policy {policy_worst}");
     }
 }
 

@@ -386,6 +386,11 @@ fn bench_nnue(model: &std::path::Path, resnet: Option<&std::path::Path>, depth: 
     };
     let native = mcts_rate(&NnueEvaluator::new(Arc::clone(&net)))?;
     println!("native sparse network:  {native:>10.0} evaluations/s");
+    let quantised = NnueEvaluator::new(Arc::clone(&net)).with_precision(Precision::Int8);
+    if quantised.precision() == Precision::Int8 {
+        let int8 = mcts_rate(&quantised)?;
+        println!("the same, int8:         {int8:>10.0} evaluations/s ({:.2}x)", int8 / native.max(1e-9));
+    }
     let default_resnet = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/cpu-2h");
     let resnet = resnet.map(std::path::Path::to_path_buf).or_else(|| default_resnet.is_dir().then_some(default_resnet));
     if let Some(r) = resnet {
