@@ -9,7 +9,7 @@
 //! |-------------|---------------------------------------------------------|
 //! | `random`    | `seed=N` (default 0)                                    |
 //! | `alphabeta` | at least one of `depth=N`, `nodes=N`, `movetime=MS`; optional `model=DIR` (a sparse network as the evaluation), `hash=MIB`, `egtb=DIR`, `vary=CP` and `vary_plies=N` (a seeded choice within CP centi-men of the best move in the game's first N plies, 12 by default), every search option by name |
-//! | `mcts`      | `model=DIR`, and `sims=N` or `movetime=MS` (or both)    |
+//! | `mcts`      | `model=DIR`, and `sims=N` or `movetime=MS` (or both); optional `quantised=on` (a sparse network evaluated in int8) |
 //! | `policy`    | `model=DIR`, required                                   |
 //! | `hub`       | `cmd="PATH ARGS"`, required; optional `depth`, `nodes`, `movetime` |
 //! | `dxp`       | `addr=HOST:PORT`, required                              |
@@ -82,6 +82,8 @@ pub enum PlayerKind {
         sims: Option<u32>,
         /// Time per move.
         movetime: Option<Duration>,
+        /// A sparse network evaluated quantised (`Precision::Int8`) instead of in float.
+        quantised: bool,
     },
     /// The network's policy alone (the most likely legal move, no search).
     Policy {
@@ -215,7 +217,7 @@ const ALPHABETA_KEYS: &[&str] = &{
     }
     keys
 };
-const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "name"];
+const MCTS_KEYS: &[&str] = &["model", "sims", "movetime", "quantised", "name"];
 const POLICY_KEYS: &[&str] = &["model", "name"];
 const HUB_KEYS: &[&str] = &["cmd", "depth", "nodes", "movetime", "history", "name"];
 const DXP_KEYS: &[&str] = &["addr", "name"];
@@ -431,7 +433,14 @@ impl PlayerSpec {
                 if sims.is_none() && movetime.is_none() {
                     return Err(SpecErrorKind::MissingKey { kind, key: "sims or movetime" });
                 }
-                PlayerKind::Mcts { model: PathBuf::from(model), sims, movetime }
+                let quantised = match items.take("quantised").as_deref().map(str::trim) {
+                    None | Some("off") => false,
+                    Some("on") => true,
+                    Some(other) => {
+                        return Err(SpecErrorKind::BadValue { key: "quantised", value: other.to_owned(), reason: "expected `on` or `off`" });
+                    }
+                };
+                PlayerKind::Mcts { model: PathBuf::from(model), sims, movetime, quantised }
             }
             "policy" => {
                 let model = nonempty("model", items.required("model")?, "must name a model directory")?;
@@ -533,13 +542,16 @@ impl fmt::Display for PlayerSpec {
                     }
                 }
             }
-            PlayerKind::Mcts { model, sims, movetime } => {
+            PlayerKind::Mcts { model, sims, movetime, quantised } => {
                 items.push(format!("model={}", quote(&model.to_string_lossy())));
                 if let Some(n) = sims {
                     items.push(format!("sims={n}"));
                 }
                 if let Some(t) = movetime {
                     items.push(format!("movetime={}", t.as_millis()));
+                }
+                if *quantised {
+                    items.push("quantised=on".to_owned());
                 }
             }
             PlayerKind::Policy { model } => items.push(format!("model={}", quote(&model.to_string_lossy()))),
@@ -738,12 +750,15 @@ mod tests {
         );
         assert_eq!(
             parse("mcts:model=runs/a/models/7,sims=64").kind,
-            PlayerKind::Mcts { model: "runs/a/models/7".into(), sims: Some(64), movetime: None }
+            PlayerKind::Mcts { model: "runs/a/models/7".into(), sims: Some(64), movetime: None, quantised: false }
         );
         assert_eq!(
             parse("mcts:model=m,movetime=100").kind,
-            PlayerKind::Mcts { model: "m".into(), sims: None, movetime: Some(Duration::from_millis(100)) }
+            PlayerKind::Mcts { model: "m".into(), sims: None, movetime: Some(Duration::from_millis(100)), quantised: false }
         );
+        assert!(matches!(parse("mcts:model=m,sims=8,quantised=on").kind, PlayerKind::Mcts { quantised: true, .. }));
+        assert!(matches!(parse("mcts:model=m,sims=8,quantised=off").kind, PlayerKind::Mcts { quantised: false, .. }));
+        assert!(matches!(err("mcts:model=m,sims=8,quantised=yes"), SpecErrorKind::BadValue { key: "quantised", .. }));
         let PlayerKind::AlphaBeta { hash, options, .. } = parse("alphabeta:movetime=40,hash=64,qs_threat=on,probcut=off,probcut_margin=12").kind else {
             panic!("not alphabeta")
         };
@@ -794,6 +809,7 @@ mod tests {
             "alphabeta:depth=4,nodes=10,movetime=30",
             "mcts:model=\"dir with space\",sims=8,name=x",
             "mcts:model=m,sims=8,movetime=20",
+            "mcts:model=m,sims=8,quantised=on",
             "alphabeta:depth=3,model=\"a b\"",
             "alphabeta:movetime=40,hash=8,qs_threat=on,single_reply=off,probcut_margin=20",
             "policy:model=m",

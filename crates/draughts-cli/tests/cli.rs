@@ -579,6 +579,10 @@ fn sparse_network_loop_and_players() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = draughts(&["match", "--a", &format!("mcts:model={r},movetime=20"), "--b", "random", "--games", "2"], None);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Quantised MCTS, named as such in the results.
+    let o = draughts(&["match", "--a", &format!("mcts:model={r},sims=16,quantised=on"), "--b", "random", "--games", "2"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("quantised=on"), "{}", stdout(&o));
     // The Hub hard level is the engine with the network.
     let input = "hub\ninit\npos pos=Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww\nlevel nodes=500\ngo think\nquit\n";
     let o = draughts(&["hub", "--model", r, "--level", "hard"], Some(input));
