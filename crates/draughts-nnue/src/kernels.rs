@@ -725,6 +725,14 @@ mod avx2 {
         _mm256_min_epi32(_mm256_max_epi32(y, _mm256_setzero_si256()), _mm256_set1_epi32(127))
     }
 
+    /// The sum of eight 32-bit lanes.
+    #[inline(always)]
+    unsafe fn hsum_epi32(s: __m256i) -> i32 {
+        let quad = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        let pair = _mm_add_epi32(quad, _mm_shuffle_epi32(quad, 0b01_00_11_10));
+        _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 0b10_11_00_01)))
+    }
+
     pub(super) fn dot8(x: &[u8], w: &[i16]) -> i32 {
         assert_eq!(x.len(), w.len());
         // SAFETY: AVX2 is present; equal lengths checked above.
@@ -742,9 +750,7 @@ mod avx2 {
             s = _mm256_add_epi32(s, _mm256_madd_epi16(xs, ld16(wp.add(k))));
             k += 16;
         }
-        let quad = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        let pair = _mm_add_epi32(quad, _mm_shuffle_epi32(quad, 0b01_00_11_10));
-        let mut total = _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 0b10_11_00_01)));
+        let mut total = hsum_epi32(s);
         while k < n {
             total += *xp.add(k) as i32 * *wp.add(k) as i32;
             k += 1;
@@ -772,9 +778,7 @@ mod avx2 {
             s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(xv, wv), ones));
             k += 32;
         }
-        let quad = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        let pair = _mm_add_epi32(quad, _mm_shuffle_epi32(quad, 0b01_00_11_10));
-        let mut total = _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 0b10_11_00_01)));
+        let mut total = hsum_epi32(s);
         while k < n {
             total += *xp.add(k) as i32 * *wp.add(k) as i32;
             k += 1;
