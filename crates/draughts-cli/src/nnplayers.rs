@@ -103,9 +103,18 @@ impl std::fmt::Debug for MctsPlayer {
 
 impl MctsPlayer {
     pub fn new(model: &Path, sims: u32) -> Result<MctsPlayer, String> {
+        MctsPlayer::load(model, sims, Precision::Float)
+    }
+
+    /// MCTS with `model` on the calling thread: a sparse network natively in `precision` (see
+    /// [`MctsPlayer::native`]), a ResNet through libtorch (float only).
+    pub fn load(model: &Path, sims: u32, precision: Precision) -> Result<MctsPlayer, String> {
         let text = |e: anyhow::Error| format!("{e:#}");
         if models::is_sparse(model).map_err(text)? {
-            return Ok(MctsPlayer::native(models::load_native(model).map_err(text)?, Precision::Float, sims));
+            return Ok(MctsPlayer::native(models::load_native(model).map_err(text)?, precision, sims));
+        }
+        if precision != Precision::Float {
+            return Err(format!("{}: a ResNet model, which runs in float through libtorch (`quantised` is for sparse networks)", model.display()));
         }
         let (evaluator, model_id) = load_evaluator(model)?;
         Ok(MctsPlayer::with_evaluator(evaluator, model_id, sims))
@@ -280,13 +289,11 @@ impl PlayerFactory for NnFactory {
             PlayerKind::Mcts { model, sims, movetime, quantised } => {
                 // Without a simulation count the time limit alone decides.
                 let sims = sims.unwrap_or(1_000_000);
-                let player = if models::is_sparse(model).map_err(|e| failed(format!("{e:#}")))? {
-                    let net = models::load_native(model).map_err(|e| failed(format!("{e:#}")))?;
-                    MctsPlayer::native(net, if *quantised { Precision::Int8 } else { Precision::Float }, sims)
-                } else if *quantised {
-                    let why = format!("{}: a ResNet model, which runs in float through libtorch (`quantised` is for sparse networks)", model.display());
-                    return Err(failed(why));
+                let precision = if *quantised { Precision::Int8 } else { Precision::Float };
+                let player = if *quantised || models::is_sparse(model).map_err(|e| failed(format!("{e:#}")))? {
+                    MctsPlayer::load(model, sims, precision).map_err(failed)?
                 } else {
+                    // A ResNet: the shared inference thread.
                     let (evaluator, model_id) = self.evaluator(model).map_err(failed)?;
                     MctsPlayer::with_evaluator(evaluator, model_id, sims)
                 };
