@@ -351,15 +351,18 @@ fn max_n(views: &[ChildView]) -> f32 {
     views.iter().map(|v| v.n).fold(0.0, f32::max)
 }
 
-/// The improved policy `softmax(logits + sigma(completed Q))` into `out`.
+/// The improved policy `softmax(logits + sigma(completed Q))` into `out`, computed as
+/// `prior * exp(sigma - max sigma)` normalised: the same distribution without a logarithm per
+/// child (this runs at every interior visit of the Gumbel search). The prior is clamped as
+/// [`logit`] clamps it, so a child with a zero prior keeps the weight it had there.
 fn improved_policy(cfg: &MctsConfig, raw: f32, views: &[ChildView], out: &mut Vec<f32>) {
     let mn = max_n(views);
     out.clear();
-    out.extend(completed_q(raw, views).zip(views).map(|(q, v)| logit(v.prior) + sigma(cfg, q, mn)));
+    out.extend(completed_q(raw, views).map(|q| sigma(cfg, q, mn)));
     let max = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut total = 0.0;
-    for x in out.iter_mut() {
-        *x = (*x - max).exp();
+    for (x, v) in out.iter_mut().zip(views) {
+        *x = v.prior.max(f32::MIN_POSITIVE) * (*x - max).exp();
         total += *x;
     }
     for x in out.iter_mut() {
@@ -1134,5 +1137,36 @@ mod tests {
         ];
         assert!((v_mix(0.1, &views) - 0.202857).abs() < 1e-5);
         assert_eq!(v_mix(0.1, &views[2..]), 0.1);
+    }
+
+    #[test]
+    fn improved_policy_is_the_softmax_of_log_prior_plus_sigma() {
+        // The product form against the paper's formula, in f64, on random children: visited and
+        // not, priors down to zero (clamped as `logit` clamps them) and up to one.
+        let cfg = MctsConfig::default();
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut out = Vec::new();
+        for case in 0..500 {
+            let k = rng.gen_range(1..40);
+            let views: Vec<ChildView> = (0..k)
+                .map(|i| ChildView {
+                    prior: if i == 0 && case % 7 == 0 { 0.0 } else { rng.gen::<f32>().powi(3) },
+                    n: if rng.gen_bool(0.5) { rng.gen_range(0..300) as f32 } else { 0.0 },
+                    q: rng.gen_range(-1.0..1.0),
+                    d: 0.0,
+                })
+                .collect();
+            let raw = rng.gen_range(-1.0..1.0);
+            improved_policy(&cfg, raw, &views, &mut out);
+            let mn = max_n(&views);
+            let z: Vec<f64> = completed_q(raw, &views).zip(&views).map(|(q, v)| logit(v.prior) as f64 + sigma(&cfg, q, mn) as f64).collect();
+            let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = z.iter().map(|x| (x - max).exp()).sum();
+            for (p, x) in out.iter().zip(&z) {
+                let want = (x - max).exp() / total;
+                assert!((*p as f64 - want).abs() <= 1e-5 * want.max(1e-3), "case {case}: {p} against {want}");
+            }
+            assert!((out.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
     }
 }
