@@ -391,7 +391,10 @@ mod tests {
         let l = level("medium").limits(Some(Duration::from_millis(50)), 0, 0);
         assert_eq!(l.movetime, Some(Duration::from_millis(50)));
         assert_eq!(level("medium").limits(Some(Duration::from_secs(9)), 0, 0).movetime, Some(Duration::from_millis(200)));
-        assert!(levels.iter().all(|l| l.search_options() == SearchOptions::default()));
+        // The hand-made levels search with the engine's defaults (`lmp` lost with the hand-made
+        // evaluation); the network levels add the options measured to gain with the network.
+        assert!(levels.iter().filter(|l| !l.network).all(|l| l.search_options() == SearchOptions::default()));
+        assert!(levels.iter().filter(|l| l.network).all(|l| l.search_options() == parsed("singular_all=on,lmp=on")));
         // Below hard, a level's strength does not depend on the machine: a depth or nodes limit.
         assert!(levels.iter().filter(|l| l.name != "hard").all(|l| l.depth.is_some() || l.nodes.is_some()));
         // The hard level varies its first moves (seeded), and only those.
