@@ -36,7 +36,7 @@ pub struct Args {
     model: Option<std::path::PathBuf>,
     /// Search options as NAME=VALUE (repeatable, or comma-separated): full_time, qs_threat,
     /// qs_promotions, qs_exchanges, single_reply, probcut, lmr_early, lmr_history, lmr_log, iir,
-    /// cont_history, lmp, time_policy, drawish, singular, singular_all, rfp, lazy_eval,
+    /// cont_history, corr_history, lmp, time_policy, drawish, singular, singular_all, rfp, lazy_eval,
     /// quantised, policy_order (on/off), probcut_margin, rfp_margin and lazy_margin (centi-men),
     /// lmp_moves, policy_depth and threads.
     #[arg(long = "opt", value_name = "NAME=VALUE")]

@@ -61,6 +61,12 @@ pub struct SearchOptions {
     /// off after the opponent's last move landed on the same square (a table by side, that
     /// square and the move's from and to squares, updated beside the history), the two added.
     pub cont_history: bool,
+    /// `corr_history`: correction history. The static score of a quiet node is corrected by
+    /// what searches below such nodes found it to miss, averaged by the side to move and the
+    /// configuration of each colour's men (two tables, as chess engines correct by pawn
+    /// structure): wherever a quiet node of depth >= 1 ends with a score its bound trusts, the
+    /// difference from its static score is blended into both entries.
+    pub corr_history: bool,
     /// `lmp`: late-move (move-count) pruning. At a non-PV node of depth 1 to
     /// [`SearchOptions::LMP_DEPTH`] with no capture to make and none threatened, the quiet moves
     /// after the first `lmp_moves + depth x depth` (killers, promotions and moves that give the
@@ -149,6 +155,7 @@ impl SearchOptions {
         lmr_log: false,
         iir: false,
         cont_history: false,
+        corr_history: false,
         lmp: false,
         lmp_moves: 3,
         time_policy: false,
@@ -192,7 +199,7 @@ impl SearchOptions {
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 26] = [
+    pub const NAMES: [&'static str; 27] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -205,6 +212,7 @@ impl SearchOptions {
         "lmr_log",
         "iir",
         "cont_history",
+        "corr_history",
         "lmp",
         "lmp_moves",
         "time_policy",
@@ -262,6 +270,7 @@ impl SearchOptions {
             "lmr_log" => self.lmr_log = switch()?,
             "iir" => self.iir = switch()?,
             "cont_history" => self.cont_history = switch()?,
+            "corr_history" => self.corr_history = switch()?,
             "lmp" => self.lmp = switch()?,
             "lmp_moves" => self.lmp_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
             "policy_order" => self.policy_order = switch()?,
@@ -303,6 +312,7 @@ impl SearchOptions {
             "lmr_log" => s(self.lmr_log),
             "iir" => s(self.iir),
             "cont_history" => s(self.cont_history),
+            "corr_history" => s(self.corr_history),
             "lmp" => s(self.lmp),
             "lmp_moves" => self.lmp_moves.to_string(),
             "policy_order" => s(self.policy_order),

@@ -184,6 +184,10 @@ struct Tables {
     /// The `cont_history` option's table, indexed by side, the to bit of the opponent's last
     /// move, from bit, to bit (empty until a search asks for it).
     cont: Vec<i32>,
+    /// The `corr_history` option's tables (empty until a search asks for them): by side to
+    /// move and colour, an average correction of the static score in 1/[`CORR_GRAIN`] centi-men
+    /// for each hashed configuration of that colour's men.
+    corr: Vec<i32>,
     /// Triangular principal-variation table, one line per ply.
     pv: Vec<Vec<Move>>,
     /// Hashes of the game's positions since the last irreversible move, then of the search path.
@@ -202,6 +206,7 @@ impl Tables {
             killers: vec![[0; 2]; MAX_PLY + 2],
             history: vec![0; 2 * 64 * 64],
             cont: Vec::new(),
+            corr: Vec::new(),
             pv: (0..MAX_PLY + 2).map(|_| Vec::with_capacity(MAX_PLY + 2)).collect(),
             hashes: Vec::new(),
         }
@@ -438,9 +443,13 @@ fn run<E: Evaluation>(
         if opts.cont_history && tables.cont.is_empty() {
             tables.cont = vec![0; CONT_SIZE];
         }
+        if opts.corr_history && tables.corr.is_empty() {
+            tables.corr = vec![0; 4 << CORR_BITS];
+        }
         if deterministic {
             tables.history.fill(0);
             tables.cont.fill(0);
+            tables.corr.fill(0);
         } else {
             tables.history.iter_mut().for_each(|h| *h /= 2);
             tables.cont.iter_mut().for_each(|h| *h /= 2);
@@ -943,6 +952,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                     if mobility == 0 && !capture {
                         return -MATE + ply as i32;
                     }
+                    let v = if self.opts.corr_history { v + self.correction(pos) } else { v };
                     let v = if self.opts.drawish { drawish(pos, v) } else { v };
                     if extend && v < beta {
                         let (promotions, exchanges) = quiet_extensions(&self.opts, pos);
@@ -1196,6 +1206,21 @@ impl<E: Evaluation> Searcher<'_, E> {
             // A singular-extension test: its result lacks a move, so the table does not keep it.
             return best.max(alpha);
         }
+        // Correction history: a quiet node's result, where its bound says which side of the
+        // static score it lies on, teaches the tables what the static score missed.
+        if self.opts.corr_history && depth >= 1 && !capture && !sensitive && best.abs() < PROBCUT_SCORE_LIMIT {
+            let raw = self.ev.evaluate(ply, pos).0;
+            let trusted = if best >= beta {
+                best > raw
+            } else if best <= orig_alpha {
+                best < raw
+            } else {
+                true
+            };
+            if trusted {
+                self.update_correction(pos, depth, best - raw);
+            }
+        }
         if depth >= 1 {
             let bound = if sensitive {
                 Bound::None
@@ -1214,6 +1239,24 @@ impl<E: Evaluation> Searcher<'_, E> {
             self.tt.store(hash, score_to_tt(best, ply), depth, bound, mv);
         }
         best
+    }
+
+    /// What the `corr_history` tables add to the static score of `pos` (centi-men, the side to
+    /// move's point of view): the mean of its two colours' entries.
+    #[inline]
+    fn correction(&self, pos: &Position) -> i32 {
+        let stm = pos.side_to_move();
+        let (w, b) = (corr_index(stm, Color::White, pos), corr_index(stm, Color::Black, pos));
+        (self.t.corr[w] + self.t.corr[b]) / (2 * CORR_GRAIN)
+    }
+
+    /// Blends `diff` (a node's search score less its raw static score), found at `depth`,
+    /// into both entries of `pos`: deeper results weigh more.
+    fn update_correction(&mut self, pos: &Position, depth: i32, diff: i32) {
+        let stm = pos.side_to_move();
+        for i in [corr_index(stm, Color::White, pos), corr_index(stm, Color::Black, pos)] {
+            self.t.corr[i] = corr_blend(self.t.corr[i], diff, depth);
+        }
     }
 
     /// Plies by which late quiet move number `tried` (from 0), of ordering key `key` (its history), is reduced at `depth`.
@@ -1427,6 +1470,31 @@ fn quiet_cell(mv: &Move) -> usize {
 /// The `cont_history` table's size: side, the opponent's last to bit, from bit, to bit.
 const CONT_SIZE: usize = 2 * 64 * 64 * 64;
 
+/// Entries of one `corr_history` table (by side to move and colour), as a power of two.
+const CORR_BITS: u32 = 14;
+/// A `corr_history` entry's units: 1/16 centi-man.
+const CORR_GRAIN: i32 = 16;
+/// The largest difference (centi-men) one result teaches the `corr_history` tables.
+const CORR_MAX: i32 = 200;
+/// A result's weight in an entry is `min(depth + 1, CORR_MAX_WEIGHT) / CORR_WEIGHT_SCALE`.
+const CORR_MAX_WEIGHT: i32 = 16;
+const CORR_WEIGHT_SCALE: i32 = 256;
+
+/// A `corr_history` entry `e` after a result `diff` centi-men from the static score at `depth`.
+#[inline]
+fn corr_blend(e: i32, diff: i32, depth: i32) -> i32 {
+    let target = diff.clamp(-CORR_MAX, CORR_MAX) * CORR_GRAIN;
+    let w = (depth + 1).min(CORR_MAX_WEIGHT);
+    (e * (CORR_WEIGHT_SCALE - w) + target * w) / CORR_WEIGHT_SCALE
+}
+
+/// The `corr_history` entry of `pos` for `color`'s men, with `stm` to move.
+#[inline]
+fn corr_index(stm: Color, color: Color, pos: &Position) -> usize {
+    let table = 2 * (stm == Color::Black) as usize + (color == Color::Black) as usize;
+    (table << CORR_BITS) | (splitmix64(pos.men(color).0) >> (64 - CORR_BITS)) as usize
+}
+
 /// The first index of the `cont_history` row for `side` to move after the opponent's move to `prev_to`.
 #[inline(always)]
 fn cont_row(side: usize, prev_to: u8) -> usize {
@@ -1462,6 +1530,34 @@ mod tests {
                 assert!((h - HISTORY_MAX * b.signum()).abs() < HISTORY_MAX / 100, "{start} {b}: {h}");
             }
         }
+    }
+
+    #[test]
+    fn correction_entries_average_what_searches_found() {
+        // Repeated results move an entry to their difference (in grains), deeper ones faster,
+        // and a difference beyond the limit teaches only the limit.
+        let settle = |diff: i32, depth: i32, n: usize| (0..n).fold(0, |e, _| corr_blend(e, diff, depth));
+        assert!((settle(40, 3, 2000) - 40 * CORR_GRAIN).abs() <= CORR_WEIGHT_SCALE / 4 * CORR_GRAIN / 16);
+        assert!(settle(40, 12, 20) > settle(40, 1, 20));
+        assert!(settle(-5000, 20, 2000) >= -CORR_MAX * CORR_GRAIN && settle(-5000, 20, 2000) < -(CORR_MAX - 2) * CORR_GRAIN);
+        assert_eq!(corr_blend(0, 0, 5), 0);
+        // Each side to move and colour has a table of its own; a colour's entry sees only its
+        // own men.
+        let a = Position::from_fen("W:W31-50:B1-20").unwrap();
+        let b = Position::from_fen("W:W31-50:B1-19,21").unwrap();
+        let black = Position::from_fen("B:W31-50:B1-20").unwrap();
+        assert_eq!(corr_index(Color::White, Color::White, &a), corr_index(Color::White, Color::White, &b));
+        assert_ne!(corr_index(Color::White, Color::Black, &a), corr_index(Color::White, Color::Black, &b));
+        let tables: std::collections::HashSet<usize> = [
+            corr_index(Color::White, Color::White, &a),
+            corr_index(Color::White, Color::Black, &a),
+            corr_index(Color::Black, Color::White, &black),
+            corr_index(Color::Black, Color::Black, &black),
+        ]
+        .iter()
+        .map(|i| i >> CORR_BITS)
+        .collect();
+        assert_eq!(tables.len(), 4);
     }
 
     #[test]
