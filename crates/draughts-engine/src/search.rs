@@ -1245,16 +1245,14 @@ impl<E: Evaluation> Searcher<'_, E> {
     /// move's point of view): the mean of its two colours' entries.
     #[inline]
     fn correction(&self, pos: &Position) -> i32 {
-        let stm = pos.side_to_move();
-        let (w, b) = (corr_index(stm, Color::White, pos), corr_index(stm, Color::Black, pos));
+        let [w, b] = corr_indices(pos);
         (self.t.corr[w] + self.t.corr[b]) / (2 * CORR_GRAIN)
     }
 
     /// Blends `diff` (a node's search score less its raw static score), found at `depth`,
     /// into both entries of `pos`: deeper results weigh more.
     fn update_correction(&mut self, pos: &Position, depth: i32, diff: i32) {
-        let stm = pos.side_to_move();
-        for i in [corr_index(stm, Color::White, pos), corr_index(stm, Color::Black, pos)] {
+        for i in corr_indices(pos) {
             self.t.corr[i] = corr_blend(self.t.corr[i], diff, depth);
         }
     }
@@ -1488,6 +1486,13 @@ fn corr_blend(e: i32, diff: i32, depth: i32) -> i32 {
     (e * (CORR_WEIGHT_SCALE - w) + target * w) / CORR_WEIGHT_SCALE
 }
 
+/// The two `corr_history` entries of `pos`: its side to move's, for White's men and Black's.
+#[inline]
+fn corr_indices(pos: &Position) -> [usize; 2] {
+    let stm = pos.side_to_move();
+    [corr_index(stm, Color::White, pos), corr_index(stm, Color::Black, pos)]
+}
+
 /// The `corr_history` entry of `pos` for `color`'s men, with `stm` to move.
 #[inline]
 fn corr_index(stm: Color, color: Color, pos: &Position) -> usize {
@@ -1535,9 +1540,10 @@ mod tests {
     #[test]
     fn correction_entries_average_what_searches_found() {
         // Repeated results move an entry to their difference (in grains), deeper ones faster,
-        // and a difference beyond the limit teaches only the limit.
+        // and a difference beyond the limit teaches only the limit. (Integer division stalls an
+        // entry within CORR_WEIGHT_SCALE / weight grains of its target; depth 3 weighs 4.)
         let settle = |diff: i32, depth: i32, n: usize| (0..n).fold(0, |e, _| corr_blend(e, diff, depth));
-        assert!((settle(40, 3, 2000) - 40 * CORR_GRAIN).abs() <= CORR_WEIGHT_SCALE / 4 * CORR_GRAIN / 16);
+        assert!((settle(40, 3, 2000) - 40 * CORR_GRAIN).abs() <= CORR_WEIGHT_SCALE / 4);
         assert!(settle(40, 12, 20) > settle(40, 1, 20));
         assert!(settle(-5000, 20, 2000) >= -CORR_MAX * CORR_GRAIN && settle(-5000, 20, 2000) < -(CORR_MAX - 2) * CORR_GRAIN);
         assert_eq!(corr_blend(0, 0, 5), 0);
