@@ -81,9 +81,19 @@ pub struct SearchOptions {
     /// is searched one ply deeper (Scan 3.1, Stockfish).
     pub singular: bool,
     /// `singular_all`: with `singular`, non-PV nodes test their table move too (from depth
-    /// [`SearchOptions::SINGULAR_ALL_DEPTH`]), and a test whose other moves still reach beta cuts
-    /// the node (Stockfish's multi-cut).
+    /// `singular_all_depth`), and a test whose other moves still reach beta cuts the node
+    /// (Stockfish's multi-cut).
     pub singular_all: bool,
+    /// `singular_margin`: centi-men per ply of depth by which `singular` asks the other moves to
+    /// stay below the table move's score.
+    pub singular_margin: i32,
+    /// `singular_all_depth`: the least depth of a non-PV node's singular test (`singular_all`).
+    pub singular_all_depth: i32,
+    /// `lmr_moves`: late-move reductions start with this move (counted from 0, in search order).
+    pub lmr_moves: i32,
+    /// `aspiration`: the half-width, in centi-men, of an iteration's first window around the
+    /// previous iteration's score (doubled at each fail).
+    pub aspiration: i32,
     /// `rfp`: reverse futility pruning. At a non-PV node of depth 1 to [`SearchOptions::RFP_DEPTH`]
     /// with no capture to make and none threatened, whose static score clears beta by
     /// `rfp_margin x depth`, the static score is returned without a search (the static
@@ -162,6 +172,10 @@ impl SearchOptions {
         drawish: false,
         singular: false,
         singular_all: false,
+        singular_margin: 2,
+        singular_all_depth: SearchOptions::SINGULAR_ALL_DEPTH,
+        lmr_moves: 3,
+        aspiration: 25,
         rfp: false,
         rfp_margin: 50,
         lazy_eval: false,
@@ -199,7 +213,7 @@ impl SearchOptions {
     pub const MAX_THREADS: u16 = 256;
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 27] = [
+    pub const NAMES: [&'static str; 31] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -219,6 +233,10 @@ impl SearchOptions {
         "drawish",
         "singular",
         "singular_all",
+        "singular_margin",
+        "singular_all_depth",
+        "lmr_moves",
+        "aspiration",
         "rfp",
         "rfp_margin",
         "lazy_eval",
@@ -230,8 +248,8 @@ impl SearchOptions {
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `lmp_moves`, `policy_depth` and
-    /// `threads`.
+    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `singular_margin`, `aspiration`,
+    /// `lmp_moves`, `lmr_moves`, `singular_all_depth`, `policy_depth` and `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -279,6 +297,10 @@ impl SearchOptions {
             "drawish" => self.drawish = switch()?,
             "singular" => self.singular = switch()?,
             "singular_all" => self.singular_all = switch()?,
+            "singular_margin" => self.singular_margin = centi_men()?,
+            "singular_all_depth" => self.singular_all_depth = count(SearchOptions::MAX_POLICY_DEPTH, "a depth from 1 to 64")?,
+            "lmr_moves" => self.lmr_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
+            "aspiration" => self.aspiration = count(1000, "a number of centi-men from 1 to 1000")?,
             "rfp" => self.rfp = switch()?,
             "quantised" => self.quantised = switch()?,
             "rfp_margin" => self.rfp_margin = centi_men()?,
@@ -321,6 +343,10 @@ impl SearchOptions {
             "drawish" => s(self.drawish),
             "singular" => s(self.singular),
             "singular_all" => s(self.singular_all),
+            "singular_margin" => self.singular_margin.to_string(),
+            "singular_all_depth" => self.singular_all_depth.to_string(),
+            "lmr_moves" => self.lmr_moves.to_string(),
+            "aspiration" => self.aspiration.to_string(),
             "rfp" => s(self.rfp),
             "rfp_margin" => self.rfp_margin.to_string(),
             "lazy_eval" => s(self.lazy_eval),

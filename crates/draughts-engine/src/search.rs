@@ -542,7 +542,7 @@ fn run<E: Evaluation>(
         for iteration in 1..=max_depth as i32 - skew {
             let depth = iteration + skew;
             s.iter_best = None;
-            let mut delta = 25;
+            let mut delta = s.opts.aspiration;
             let aspire = noise.is_none() && depth >= 4 && score.abs() < MATE_BOUND;
             let (mut alpha, mut beta) = if aspire { (score - delta, score + delta) } else { (-INF, INF) };
             let iter_score = loop {
@@ -1044,7 +1044,7 @@ impl<E: Evaluation> Searcher<'_, E> {
         let singular_depth = if pv_node {
             SINGULAR_DEPTH
         } else if self.opts.singular_all && !self.in_probcut {
-            SearchOptions::SINGULAR_ALL_DEPTH
+            self.opts.singular_all_depth
         } else {
             i32::MAX
         };
@@ -1054,7 +1054,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                 let i = m.index as usize;
                 let valid = i < moves.len() && moves[i].from().bit() == m.from && moves[i].to().bit() == m.to;
                 if valid && hit.depth >= depth - 3 && matches!(hit.bound, Bound::Lower | Bound::Exact) && v.abs() < PLY_SCORE_BOUND {
-                    let sbeta = v - 2 * depth;
+                    let sbeta = v - self.opts.singular_margin * depth;
                     self.excluded[ply] = m.index;
                     let s = self.search(pos, hash, c, (depth - 1) / 2, sbeta - 1, sbeta, ply, false);
                     self.excluded[ply] = NO_EXCLUSION;
@@ -1166,7 +1166,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                 -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node)
             } else {
                 // Late quiet moves are reduced, unless they give the opponent a capture.
-                let r = if !threat && tried >= 3 && !capture && k < KILLER_KEY {
+                let r = if !threat && tried as i32 >= self.opts.lmr_moves && !capture && k < KILLER_KEY {
                     self.reduction(depth, tried, pv_node, k)
                 } else {
                     0
