@@ -407,7 +407,8 @@ impl PlayerSpec {
                     Some(d) => Some(PathBuf::from(nonempty("egtb", d, "must name a directory of endgame tables")?)),
                     None => None,
                 };
-                let mut options = SearchOptions::default();
+                // Options not named are the engine's defaults for its evaluation.
+                let mut options = SearchOptions::defaults(model.is_some());
                 for name in SearchOptions::NAMES {
                     if let Some(value) = items.take(name) {
                         options.set(name, &value).map_err(|e| match e {
@@ -535,7 +536,7 @@ impl fmt::Display for PlayerSpec {
                     items.push(format!("vary={}", v.margin));
                     items.push(format!("vary_plies={}", v.plies));
                 }
-                let default = SearchOptions::default();
+                let default = SearchOptions::defaults(model.is_some());
                 for name in SearchOptions::NAMES {
                     if options.get(name) != default.get(name) {
                         items.push(format!("{name}={}", options.get(name).unwrap_or_default()));
@@ -729,7 +730,7 @@ mod tests {
                 model: Some("models/sparse".into()),
                 hash: None,
                 egtb: None,
-                options: SearchOptions::default(),
+                options: SearchOptions::NETWORK,
                 variety: None
             }
         );
@@ -767,6 +768,19 @@ mod tests {
         for name in SearchOptions::NAMES {
             assert!(ALPHABETA_KEYS.contains(&name), "alphabeta specs do not take the search option {name}");
         }
+        // With a network the options start from the network's defaults; named ones still win,
+        // and the canonical spec names what differs from the defaults of its evaluation.
+        let options_of = |s: &str| match parse(s).kind {
+            PlayerKind::AlphaBeta { options, .. } => options,
+            _ => panic!("not alphabeta"),
+        };
+        assert_eq!(options_of("alphabeta:depth=3"), SearchOptions::DEFAULT);
+        assert_eq!(options_of("alphabeta:depth=3,model=m"), SearchOptions::NETWORK);
+        assert!(!options_of("alphabeta:depth=3,model=m,lmp=off").lmp);
+        assert!(options_of("alphabeta:depth=3,lmp=on").lmp);
+        assert_eq!(parse("alphabeta:depth=3,model=m").to_string(), "alphabeta:depth=3,model=m");
+        assert_eq!(parse("alphabeta:depth=3,model=m,lmp=off").to_string(), "alphabeta:depth=3,model=m,lmp=off");
+        assert_eq!(parse("alphabeta:depth=3,lmp=on").to_string(), "alphabeta:depth=3,lmp=on");
         assert!(matches!(err("alphabeta:depth=3,probcut=maybe"), SpecErrorKind::BadValue { key: "probcut", .. }));
         assert!(matches!(err("alphabeta:depth=3,hash=0"), SpecErrorKind::BadNumber { key: "hash", .. }));
         let spec = parse("alphabeta:depth=3,egtb=db/5 pieces");

@@ -75,7 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(n) = &network {
         println!("# evaluation: network {} ({}, {} kernels)", n.model_id(), n.architecture().short_name(), n.kernels());
     }
-    let mut options = SearchOptions::default();
+    let mut options = SearchOptions::defaults(network.is_some());
     for o in &a.opts {
         options.parse_list(o).map_err(|e| bad_input(format!("--opt {o}: {e}")))?;
     }

@@ -191,7 +191,23 @@ impl SearchOptions {
     pub const DEFAULT: SearchOptions =
         SearchOptions { probcut: true, single_reply: false, singular: true, iir: true, quantised: true, ..SearchOptions::BASELINE };
 
-    /// The least depth of a non-PV node's singular test (`singular_all`).
+    /// The engine's defaults when a network evaluates: [`SearchOptions::DEFAULT`] with
+    /// `singular_all` and `lmp` on as well. With networks the pair gained at every budget it was
+    /// measured at (10,000 and 100,000 nodes a move, 100 ms); `lmp` lost with the hand-made
+    /// evaluation, whose defaults keep both off (ARCHITECTURE.md, "Search options").
+    pub const NETWORK: SearchOptions = SearchOptions { singular_all: true, lmp: true, ..SearchOptions::DEFAULT };
+
+    /// The defaults for an evaluation: [`SearchOptions::NETWORK`] when a network evaluates
+    /// (`network`), [`SearchOptions::DEFAULT`] for the hand-made evaluation.
+    pub const fn defaults(network: bool) -> SearchOptions {
+        if network {
+            SearchOptions::NETWORK
+        } else {
+            SearchOptions::DEFAULT
+        }
+    }
+
+    /// The least depth of a non-PV node's singular test (`singular_all`) by default.
     pub const SINGULAR_ALL_DEPTH: i32 = 8;
 
     /// The deepest node `rfp` prunes.
@@ -396,6 +412,17 @@ mod tests {
         let mut p = SearchOptions::BASELINE;
         p.parse_list(&o.to_string()).unwrap();
         assert_eq!(p, o);
+    }
+
+    #[test]
+    fn a_network_has_its_own_defaults() {
+        assert_eq!(SearchOptions::defaults(false), SearchOptions::DEFAULT);
+        let n = SearchOptions::defaults(true);
+        assert_eq!(n, SearchOptions::NETWORK);
+        assert!(n.singular_all && n.lmp && !SearchOptions::DEFAULT.singular_all && !SearchOptions::DEFAULT.lmp);
+        // Only those two differ.
+        let differing: Vec<_> = SearchOptions::NAMES.iter().filter(|name| n.get(name) != SearchOptions::DEFAULT.get(name)).collect();
+        assert_eq!(differing, [&"lmp", &"singular_all"]);
     }
 
     #[test]

@@ -89,9 +89,10 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
-    /// The default engine with the learned evaluation of `network`.
+    /// The default engine with the learned evaluation of `network` (and the search options of
+    /// a network, [`SearchOptions::NETWORK`]).
     pub fn learned(network: Arc<Network>) -> EngineConfig {
-        EngineConfig { network: Some(network), ..EngineConfig::default() }
+        EngineConfig { network: Some(network), options: SearchOptions::NETWORK, ..EngineConfig::default() }
     }
 }
 

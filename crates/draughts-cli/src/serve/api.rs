@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use draughts_core::{Game, Move, MoveText, Position, Rules};
-use draughts_engine::{mate_distance, Clock, Endgames, Engine, EngineConfig, Limits};
+use draughts_engine::{mate_distance, Clock, Endgames, Engine, EngineConfig, Limits, SearchOptions};
 use draughts_nnue::Network;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -426,7 +426,8 @@ impl Service {
             Some(n) => format!("alpha-beta with network {}", n.model_id()),
             None => "alpha-beta with the hand-made evaluation".to_owned(),
         };
-        let config = EngineConfig { tt_mib: ANALYSIS_HASH_MIB, network, egtb: self.egtb.clone(), ..EngineConfig::default() };
+        let options = SearchOptions::defaults(network.is_some());
+        let config = EngineConfig { tt_mib: ANALYSIS_HASH_MIB, network, options, egtb: self.egtb.clone(), ..EngineConfig::default() };
         let mut engine = Engine::new(config).map_err(|e| Reply::error(500, format!("engine: {e}")))?;
         let pos = *game.position();
         let rules = *game.rules();

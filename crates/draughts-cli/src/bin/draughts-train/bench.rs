@@ -142,7 +142,7 @@ fn bench_threads(threads: Option<u16>, movetime: u64, model: Option<&std::path::
         // Alternate the order of the thread counts, so that a drift in machine load is shared.
         let order: Vec<u16> = if round % 2 == 0 { (1..=max).collect() } else { (1..=max).rev().collect() };
         for t in order {
-            let options = SearchOptions { threads: t, ..SearchOptions::default() };
+            let options = SearchOptions { threads: t, ..SearchOptions::defaults(network.is_some()) };
             let mut engine = Engine::new(EngineConfig { tt_mib: hash, network: network.clone(), options, ..EngineConfig::default() })?;
             for fen in BENCH_POSITIONS {
                 let game = Game::from_position(Position::from_fen(fen).expect("bench positions are valid FEN"), Rules::FMJD);
