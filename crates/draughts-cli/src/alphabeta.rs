@@ -35,13 +35,9 @@ pub struct AlphaBeta {
 /// The Hub parameter of a search option: switches are Hub booleans (`true`, `false`).
 fn option_param(options: &SearchOptions, name: &str) -> Param {
     let value = options.get(name).unwrap_or_default();
-    match value.as_str() {
-        "on" | "off" => Param { name: name.into(), value: (value == "on").to_string(), kind: ParamKind::Bool },
-        _ if name == "threads" => Param { name: name.into(), value, kind: ParamKind::Int { min: 1, max: SearchOptions::MAX_THREADS as i64 } },
-        _ if name == "lmp_moves" => Param { name: name.into(), value, kind: ParamKind::Int { min: 1, max: SearchOptions::MAX_LMP_MOVES as i64 } },
-        "lmr_moves" | "singular_all_depth" | "policy_depth" => Param { name: name.into(), value, kind: ParamKind::Int { min: 1, max: 64 } },
-        _ if name == "aspiration" => Param { name: name.into(), value, kind: ParamKind::Int { min: 1, max: 1000 } },
-        _ => Param { name: name.into(), value, kind: ParamKind::Int { min: 0, max: 1000 } },
+    match SearchOptions::range(name) {
+        Some((min, max)) => Param { name: name.into(), value, kind: ParamKind::Int { min: min as i64, max: max as i64 } },
+        None => Param { name: name.into(), value: (value == "on").to_string(), kind: ParamKind::Bool },
     }
 }
 

@@ -228,6 +228,19 @@ impl SearchOptions {
     /// The most threads a search takes.
     pub const MAX_THREADS: u16 = 256;
 
+    /// The values numeric option `name` takes, least and greatest (what [`SearchOptions::set`]
+    /// accepts); `None` for a switch or an unknown name.
+    pub fn range(name: &str) -> Option<(i32, i32)> {
+        Some(match name {
+            "probcut_margin" | "rfp_margin" | "lazy_margin" | "singular_margin" => (0, 1000),
+            "aspiration" => (1, 1000),
+            "lmp_moves" | "lmr_moves" => (1, SearchOptions::MAX_LMP_MOVES),
+            "policy_depth" | "singular_all_depth" => (1, SearchOptions::MAX_POLICY_DEPTH),
+            "threads" => (1, SearchOptions::MAX_THREADS as i32),
+            _ => return None,
+        })
+    }
+
     /// The names [`SearchOptions::set`] takes.
     pub const NAMES: [&'static str; 31] = [
         "full_time",
@@ -412,6 +425,24 @@ mod tests {
         let mut p = SearchOptions::BASELINE;
         p.parse_list(&o.to_string()).unwrap();
         assert_eq!(p, o);
+    }
+
+    #[test]
+    fn ranges_are_what_set_accepts() {
+        for name in SearchOptions::NAMES {
+            let mut o = SearchOptions::BASELINE;
+            match SearchOptions::range(name) {
+                Some((lo, hi)) => {
+                    for ok in [lo, hi] {
+                        assert!(o.set(name, &ok.to_string()).is_ok(), "{name}={ok}");
+                    }
+                    for bad in [lo - 1, hi + 1] {
+                        assert!(o.set(name, &bad.to_string()).is_err(), "{name}={bad}");
+                    }
+                }
+                None => assert!(o.set(name, "on").is_ok(), "{name} is a switch"),
+            }
+        }
     }
 
     #[test]
