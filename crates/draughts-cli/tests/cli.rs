@@ -615,6 +615,17 @@ fn sparse_network_loop_and_players() {
     let (_, _, meta) = draughts_model::checkpoints_in(&warm.join("checkpoints"), &mut |w| panic!("{w}")).pop().unwrap();
     let exported = draughts_model::checkpoints_in(&model, &mut |w| panic!("{w}")).pop().unwrap().2;
     assert_eq!((meta.step, meta.parent.as_deref()), (0, Some(exported.model_id.as_str())));
+    // Another network as the opponent of every game, named in the metrics.
+    let vs = dir.join("vs");
+    let opponent = format!("selfplay.alphabeta_opponent=\"{}\"", model.display());
+    let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", vs.to_str().unwrap(), "--set", &opponent];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let metrics = std::fs::read_to_string(vs.join("metrics.jsonl")).unwrap();
+    assert!(metrics.contains(&format!("against {} (network sparse-s", model.display())), "{metrics}");
     // The MCTS generator with the native network resolves captures at its leaves when asked.
     let mcts_run = dir.join("mcts");
     let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", mcts_run.to_str().unwrap()];
@@ -672,6 +683,15 @@ fn sparse_network_loop_and_players() {
     assert!(stderr(&o).contains("needs a sparse network"), "{}", stderr(&o));
     let o = draughts(&["match", "--a", &format!("alphabeta:model={},depth=1", resnet.display()), "--b", "random", "--games", "2"], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let opponent = format!("selfplay.alphabeta_opponent=\"{}\"", resnet.display());
+    let vs_resnet = dir.join("vs-resnet");
+    let mut args = vec!["selfplay", "--games", "2", "--config", config, "--run", vs_resnet.to_str().unwrap(), "--set", &opponent];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let o = draughts(&args, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("alphabeta_opponent") && stderr(&o).contains("needs a sparse network"), "{}", stderr(&o));
     std::fs::remove_dir_all(&rdir).ok();
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -8,13 +8,15 @@
 //! whether a capture was pending. Openings are diverse: `random_opening_plies` random plies,
 //! then for `temperature_plies` plies a seeded choice among the moves within
 //! `alphabeta_margin` centi-men of the best. Node-limited searches are deterministic, so game
-//! `i` of a run depends only on (seed, i) and the network, as with the MCTS generator.
+//! `i` of a run depends only on (seed, i) and the network, as with the MCTS generator. With an
+//! opponent (`alphabeta_opponent`), its engine plays one side of every game (White in even
+//! games, Black in odd ones) and the records of its moves carry its own search score.
 
 use std::error::Error as StdError;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use draughts_core::Rules;
+use draughts_core::{Color, Rules};
 use draughts_engine::{wdl_from_score, Engine, EngineConfig, Limits, Noise};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -23,13 +25,36 @@ use crate::config::SelfplayConfig;
 use crate::pool::{drive, game_seed, random_opening, sub_seed, FinishedGame, Games, PendingRecord, Played, Progress, SelfplayError, Stop};
 use crate::record::{quantise_policy, GameEnd, Wdl};
 
-/// Plays game `index` of a run with `engine`. Returns `None` when `stop` was set mid-game.
-pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, index: u64, worker: usize, stop: &AtomicBool, nodes: &mut u64) -> Option<FinishedGame> {
+/// The side the opponent plays in game `index`: White in even games, Black in odd ones.
+pub fn opponent_side(index: u64) -> Color {
+    if index % 2 == 0 {
+        Color::White
+    } else {
+        Color::Black
+    }
+}
+
+/// Plays game `index` of a run with `engine`, and `opponent` on [`opponent_side`] when there is
+/// one. Returns `None` when `stop` was set mid-game.
+#[allow(clippy::too_many_arguments)]
+pub fn play_game(
+    engine: &mut Engine,
+    mut opponent: Option<&mut Engine>,
+    config: &SelfplayConfig,
+    rules: Rules,
+    index: u64,
+    worker: usize,
+    stop: &AtomicBool,
+    nodes: &mut u64,
+) -> Option<FinishedGame> {
     let seed = game_seed(config.seed, index);
     let mut rng = ChaCha8Rng::seed_from_u64(sub_seed(seed, 1));
     let start = config.start_position().expect("the config was validated");
     let (mut game, opening_plies) = random_opening(start, rules, config.random_opening_plies, &mut rng);
     engine.new_game();
+    if let Some(o) = opponent.as_deref_mut() {
+        o.new_game();
+    }
     let mut pending = Vec::new();
     let end = loop {
         if let Some(outcome) = game.outcome() {
@@ -58,7 +83,11 @@ pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, ind
         let noise = (game.ply() < config.temperature_plies as usize && config.alphabeta_margin > 0)
             .then(|| Noise { margin: config.alphabeta_margin, seed: rng.gen() });
         let limits = Limits { nodes: Some(config.alphabeta_nodes), noise, ..Limits::default() };
-        let r = engine.search(&game, &limits, stop, &mut |_| {});
+        let mover = match opponent.as_deref_mut() {
+            Some(o) if game.position().side_to_move() == opponent_side(index) => o,
+            _ => &mut *engine,
+        };
+        let r = mover.search(&game, &limits, stop, &mut |_| {});
         *nodes += r.nodes;
         // Invariant: a game that is not over always gets a move.
         let mv = r.best?;
@@ -87,12 +116,14 @@ pub fn play_game(engine: &mut Engine, config: &SelfplayConfig, rules: Rules, ind
 }
 
 /// Runs `config.workers` alpha-beta workers (each with its own engine, built from `engine` with
-/// `alphabeta_hash_mib` of table) until `games` are finished, handing every finished game
-/// to `sink` on the calling thread; `progress` as in [`crate::run_workers`] (its `positions`
-/// count the nodes searched, `evaluator_calls` the searches).
+/// `alphabeta_hash_mib` of table, and its own `opponent` engine when there is one) until `games`
+/// are finished, handing every finished game to `sink` on the calling thread; `progress` as in
+/// [`crate::run_workers`] (its `positions` count the nodes searched, `evaluator_calls` the
+/// searches).
 pub fn run_alphabeta_workers<S, SE, P>(
     config: &SelfplayConfig,
     engine: &EngineConfig,
+    opponent: Option<&EngineConfig>,
     games: impl Into<Games>,
     sink: S,
     progress: P,
@@ -104,14 +135,17 @@ where
 {
     let rules = config.validate()?;
     let engine = EngineConfig { tt_mib: config.alphabeta_hash_mib, ..engine.clone() };
+    let opponent = opponent.map(|o| EngineConfig { tt_mib: config.alphabeta_hash_mib, ..o.clone() });
+    let build = |c: &EngineConfig| Engine::new(c.clone()).map_err(|err| SelfplayError::Engine(err.to_string()));
     drive(
         config,
         games.into(),
         |w, claim, emit, stop, live| {
-            let mut e = Engine::new(engine.clone()).map_err(|err| SelfplayError::Engine(err.to_string()))?;
+            let mut e = build(&engine)?;
+            let mut o = opponent.as_ref().map(build).transpose()?;
             while let Some(index) = claim() {
                 let mut nodes = 0;
-                let Some(game) = play_game(&mut e, config, rules, index, w, stop, &mut nodes) else { return Ok(()) };
+                let Some(game) = play_game(&mut e, o.as_mut(), config, rules, index, w, stop, &mut nodes) else { return Ok(()) };
                 live.positions.fetch_add(nodes, Ordering::Relaxed);
                 live.calls.fetch_add(game.full_searches as u64, Ordering::Relaxed);
                 live.moves.fetch_add(game.full_searches as u64, Ordering::Relaxed);

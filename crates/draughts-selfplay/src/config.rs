@@ -98,6 +98,12 @@ pub struct SelfplayConfig {
     /// With `egtb`: a record of a database position takes the database value as its result and
     /// as its root estimate (instead of the game's result and the search score). Default true.
     pub egtb_targets: bool,
+    /// Alpha-beta generator: a sparse model (an exported directory, a run directory or a
+    /// checkpoint) whose network plays one side of every game, at the same node budget and with
+    /// its own table: White in even-numbered games, Black in odd ones. Its games reach positions
+    /// the run's own network does not; its moves are recorded too, with its own search score as
+    /// the root estimate. Empty (default): self-play, the run's network on both sides.
+    pub alphabeta_opponent: String,
 }
 
 impl Default for SelfplayConfig {
@@ -127,6 +133,7 @@ impl Default for SelfplayConfig {
             egtb: String::new(),
             egtb_adjudicate: true,
             egtb_targets: true,
+            alphabeta_opponent: String::new(),
         }
     }
 }
@@ -192,6 +199,9 @@ impl SelfplayConfig {
         if !self.egtb.is_empty() && self.generator != Generator::Alphabeta {
             return err("egtb", "is used by the alpha-beta generator only (generator = \"alphabeta\")".into());
         }
+        if !self.alphabeta_opponent.is_empty() && self.generator != Generator::Alphabeta {
+            return err("alphabeta_opponent", "is used by the alpha-beta generator only (generator = \"alphabeta\")".into());
+        }
         if self.alphabeta_margin < 0 {
             return err("alphabeta_margin", format!("must be >= 0, not {}", self.alphabeta_margin));
         }
@@ -244,6 +254,7 @@ mod tests {
             (SelfplayConfig { start_fen: "W:W99:B1".into(), ..d() }, "start_fen"),
             (SelfplayConfig { start_fen: "W:W46:B41,37".into(), ..d() }, "start_fen"),
             (SelfplayConfig { egtb: "db".into(), ..d() }, "egtb"),
+            (SelfplayConfig { alphabeta_opponent: "models/m".into(), ..d() }, "alphabeta_opponent"),
             (SelfplayConfig { max_plies: 0, ..d() }, "max_plies"),
             (SelfplayConfig { random_opening_plies: 400, ..d() }, "random_opening_plies"),
             (SelfplayConfig { rules: "russian".into(), ..d() }, "rules"),

@@ -26,7 +26,7 @@ pub mod pool;
 pub mod record;
 pub mod shard;
 
-pub use alphabeta::run_alphabeta_workers;
+pub use alphabeta::{opponent_side, run_alphabeta_workers};
 pub use config::{ConfigError, Generator, SelfplayConfig};
 pub use pool::{game_seed, run_workers, FinishedGame, Games, Pool, PoolStats, Progress, SelfplayError, Stop};
 pub use record::{

@@ -3,10 +3,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
-use draughts_engine::EngineConfig;
+use draughts_core::{Game, Rules};
+use draughts_engine::{Engine, EngineConfig, Limits, Weights};
 use draughts_selfplay::{
-    played_indices, run_alphabeta_workers, FinishedGame, Games, Generator, RecordFlags, SelfplayConfig, ShardWriter,
+    opponent_side, played_indices, run_alphabeta_workers, FinishedGame, Games, Generator, RecordFlags, SelfplayConfig,
+    ShardWriter,
 };
 
 fn config(workers: usize) -> SelfplayConfig {
@@ -26,6 +29,43 @@ fn config(workers: usize) -> SelfplayConfig {
 
 fn play(workers: usize, games: u64) -> Vec<FinishedGame> {
     play_with(&config(workers), &EngineConfig::default(), games)
+}
+
+/// With an opponent, each side of a game is played by its own engine: the opponent's in White's
+/// moves of even games and Black's of odd ones. After the seeded opening choices every move is
+/// the one a fresh engine of that side's config finds (a search at a node limit depends only on
+/// the game), each side's moves are recorded, and the other engine would have played otherwise.
+#[test]
+fn an_opponent_plays_one_side_of_every_game() {
+    let cfg = config(2);
+    let own = EngineConfig { tt_mib: 1, ..EngineConfig::default() };
+    let other = EngineConfig { tt_mib: 1, weights: Weights { centre: -40, ..Weights::default() }, ..EngineConfig::default() };
+    let mut games = Vec::new();
+    run_alphabeta_workers(&cfg, &own, Some(&other), 4u64, |g| Ok::<_, std::io::Error>(games.push(g)), |_| ControlFlow::Continue(())).unwrap();
+    games.sort_by_key(|g| g.summary.index);
+    assert_eq!(games.len(), 4);
+    let (mut a, mut b) = (Engine::new(own).unwrap(), Engine::new(other).unwrap());
+    let (stop, limits) = (AtomicBool::new(false), Limits { nodes: Some(cfg.alphabeta_nodes), ..Limits::default() });
+    let (mut checked, mut differ) = ([0; 2], 0);
+    for g in &games {
+        assert_eq!(g.records.len(), g.game.ply() - g.summary.opening_plies as usize);
+        let mut replay = Game::from_position(*g.game.start_position(), Rules::FMJD);
+        for (ply, mv) in g.game.moves().enumerate() {
+            if ply >= cfg.temperature_plies as usize {
+                let theirs = replay.position().side_to_move() == opponent_side(g.summary.index);
+                let (mover, idle) = if theirs { (&mut b, &mut a) } else { (&mut a, &mut b) };
+                assert_eq!(mover.search(&replay, &limits, &stop, &mut |_| {}).best, Some(mv), "game {} ply {ply}", g.summary.index);
+                differ += usize::from(idle.search(&replay, &limits, &stop, &mut |_| {}).best != Some(mv));
+                checked[usize::from(theirs)] += 1;
+            }
+            replay.play_unchecked(mv);
+        }
+    }
+    assert!(checked.iter().all(|&n| n > 20), "{checked:?}");
+    assert!(differ > 0);
+    // Without the opponent the same games go otherwise.
+    let alone = play_with(&cfg, &EngineConfig { tt_mib: 1, ..EngineConfig::default() }, 4);
+    assert!(alone.iter().zip(&games).any(|(x, y)| x.game.moves().ne(y.game.moves())));
 }
 
 #[test]
@@ -93,6 +133,7 @@ fn a_restarted_stage_plays_only_the_games_its_shards_lack() {
     let p = run_alphabeta_workers(
         &config,
         &EngineConfig::default(),
+        None,
         games,
         |g| {
             rest.push(g);
@@ -124,6 +165,7 @@ fn play_with(config: &SelfplayConfig, engine: &EngineConfig, games: u64) -> Vec<
     let p = run_alphabeta_workers(
         config,
         engine,
+        None,
         games,
         |g| {
             out.push(g);

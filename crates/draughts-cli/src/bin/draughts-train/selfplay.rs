@@ -217,7 +217,17 @@ pub fn play(
                 generator += &format!(", endgame tables of up to {} pieces", egtb.as_ref().map_or(0, |e| e.pieces()));
                 egtb
             };
-            run_alphabeta_workers(&sp, &EngineConfig { egtb, ..engine }, games, sink, report)
+            let opponent = if sp.alphabeta_opponent.is_empty() {
+                None
+            } else {
+                let path = std::path::Path::new(&sp.alphabeta_opponent);
+                let net = draughts_cli::models::load_for_alphabeta(Some(path), "it can only be an opponent in MCTS matches")
+                    .map_err(|e| bad_input(format!("[selfplay] alphabeta_opponent: {e:#}")))?
+                    .expect("a path was given");
+                generator += &format!(", against {} (network {})", sp.alphabeta_opponent, net.model_id());
+                Some(EngineConfig { egtb: egtb.clone(), ..EngineConfig::learned(net) })
+            };
+            run_alphabeta_workers(&sp, &EngineConfig { egtb, ..engine }, opponent.as_ref(), games, sink, report)
         }
         (NetKind::Resnet, Generator::Alphabeta) => {
             return Err(bad_input("[selfplay] generator = \"alphabeta\" needs [net] kind = \"sparse\" (a ResNet is too slow for alpha-beta)"));
