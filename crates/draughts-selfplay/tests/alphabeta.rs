@@ -41,7 +41,11 @@ fn an_opponent_plays_one_side_of_every_game() {
     let own = EngineConfig { tt_mib: 1, ..EngineConfig::default() };
     let other = EngineConfig { tt_mib: 1, weights: Weights { centre: -40, ..Weights::default() }, ..EngineConfig::default() };
     let mut games = Vec::new();
-    run_alphabeta_workers(&cfg, &own, Some(&other), 4u64, |g| Ok::<_, std::io::Error>(games.push(g)), |_| ControlFlow::Continue(())).unwrap();
+    let sink = |g| {
+        games.push(g);
+        Ok::<_, std::io::Error>(())
+    };
+    run_alphabeta_workers(&cfg, &own, Some(&other), 4u64, sink, |_| ControlFlow::Continue(())).unwrap();
     games.sort_by_key(|g| g.summary.index);
     assert_eq!(games.len(), 4);
     let (mut a, mut b) = (Engine::new(own).unwrap(), Engine::new(other).unwrap());
