@@ -104,19 +104,24 @@ pub struct FinishedGame {
 }
 
 impl FinishedGame {
-    /// The game as PDN, with `player` (a model id) as both White and Black, the result, and tags
-    /// `Termination`, `GameIndex`, `Seed`, `OpeningPlies` and `Rules`.
-    pub fn to_pdn(&self, player: &str) -> PdnGame {
+    /// The game as PDN, with `player` (a model id) as both White and Black, or with `opponent`
+    /// (of an alpha-beta game against another network) on [`opponent_side`](crate::opponent_side),
+    /// the result, and tags `Termination`, `GameIndex`, `Seed`, `OpeningPlies` and `Rules`.
+    pub fn to_pdn(&self, player: &str, opponent: Option<&str>) -> PdnGame {
         let mut pdn = PdnGame::from_game(&self.game);
         pdn.result = self.summary.end.pdn_result();
         let s = &self.summary;
+        let mut sides = [player; 2];
+        if let Some(o) = opponent {
+            sides[crate::opponent_side(s.index) as usize] = o;
+        }
         let tags = [
             ("Event", "draughts self-play".to_owned()),
             ("Site", "?".to_owned()),
             ("Date", "????.??.??".to_owned()),
             ("Round", s.index.to_string()),
-            ("White", player.to_owned()),
-            ("Black", player.to_owned()),
+            ("White", sides[0].to_owned()),
+            ("Black", sides[1].to_owned()),
             ("Result", pdn.result.to_pdn().to_owned()),
             ("Termination", s.end.to_string()),
             ("GameIndex", s.index.to_string()),

@@ -440,6 +440,7 @@ pub struct ShardWriter {
     rules: Rules,
     records_per_shard: usize,
     write_pdn: bool,
+    opponent: Option<String>,
     games: Vec<GameSummary>,
     records: Vec<TrainingRecord>,
     pdn: Vec<u8>,
@@ -450,7 +451,7 @@ pub struct ShardWriter {
 
 impl ShardWriter {
     /// A writer into `dir` (created if missing) for games of `model_id`, with the rules, seed,
-    /// shard size and PDN switch of `config`.
+    /// shard size and PDN switch of `config` (and its `alphabeta_opponent`, named in the PDN).
     pub fn new(dir: impl Into<PathBuf>, model_id: &str, config: &SelfplayConfig) -> Result<ShardWriter, ShardError> {
         let dir = dir.into();
         let rules = Rules::from_name(&config.rules).map_err(|e| ShardErrorKind::Rules(e).at(&dir))?;
@@ -465,6 +466,7 @@ impl ShardWriter {
             rules,
             records_per_shard: config.records_per_shard.max(1),
             write_pdn: config.write_pdn,
+            opponent: (!config.alphabeta_opponent.is_empty()).then(|| config.alphabeta_opponent.clone()),
             games: Vec::new(),
             records: Vec::new(),
             pdn: Vec::new(),
@@ -477,7 +479,7 @@ impl ShardWriter {
     /// Adds a game; writes a shard (returning its path) once enough records are collected.
     pub fn add(&mut self, game: &FinishedGame) -> Result<Option<PathBuf>, ShardError> {
         if self.write_pdn {
-            let pdn = game.to_pdn(&self.header.model_id);
+            let pdn = game.to_pdn(&self.header.model_id, self.opponent.as_deref());
             let mut w = draughts_pdn::Writer::new(&mut self.pdn).with_rules(self.rules);
             if let Err(e) = w.write_game(&pdn) {
                 return Err(ShardErrorKind::Pdn { game: game.summary.index, message: e.to_string() }.at(&self.dir));

@@ -67,6 +67,12 @@ fn an_opponent_plays_one_side_of_every_game() {
     }
     assert!(checked.iter().all(|&n| n > 20), "{checked:?}");
     assert!(differ > 0);
+    // The PDN names the opponent on its side.
+    for g in &games {
+        let pdn = g.to_pdn("net-s00000010", Some("models/other"));
+        let theirs = if g.summary.index % 2 == 0 { ("models/other", "net-s00000010") } else { ("net-s00000010", "models/other") };
+        assert_eq!((pdn.tag("White"), pdn.tag("Black")), (Some(theirs.0), Some(theirs.1)), "game {}", g.summary.index);
+    }
     // Without the opponent the same games go otherwise.
     let alone = play_with(&cfg, &EngineConfig { tt_mib: 1, ..EngineConfig::default() }, 4);
     assert!(alone.iter().zip(&games).any(|(x, y)| x.game.moves().ne(y.game.moves())));

@@ -155,7 +155,7 @@ fn max_plies_adjudicates_a_draw() {
         assert_eq!(g.records.len(), 12);
         assert!(g.records.iter().all(|r| r.result == Wdl::Draw && r.flags.contains(RecordFlags::MAX_PLIES)));
         check_game(g, &Rules::FMJD);
-        let pdn = g.to_pdn("test-model");
+        let pdn = g.to_pdn("test-model", None);
         assert_eq!(pdn.result, draughts_pdn::GameResult::Draw);
         assert_eq!(pdn.tag("Termination"), Some("draw adjudicated at the ply limit"));
     }
