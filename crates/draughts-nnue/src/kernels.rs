@@ -132,8 +132,6 @@ type AffineFn = fn(&[f32], &[f32], &[f32], &mut [f32], bool);
 type Update16Fn = fn(&mut [i16], &[i16], &[i16], &[u32], &[u32]);
 /// `accumulate(dst, table, adds, subs, first)`.
 type AccumulateFn<T> = fn(&mut [T], &[T], &[u32], &[u32], u32);
-/// `pairs8(white, black, table, adds, subs, first, mult)`.
-type Pairs8Fn = fn(&mut [i16], &mut [i16], &[i8], &[u32], &[u32], u32, &[i16]);
 /// `dense8(x, w, b, scale, out)`.
 type Dense8Fn = fn(&[u8], &[i8], &[i32], &[f32], &mut [u8]);
 
@@ -156,10 +154,8 @@ pub(crate) struct Kernels {
     pub dot: fn(&[f32], &[f32]) -> f32,
     /// The quantised network's accumulator update: `update` on `i16` (wrapping).
     pub update16: Update16Fn,
-    /// Both points of view's `accumulate` from one table of byte rows: row `f - first` of
-    /// `table` holds `w = white.len()` bytes for `white`, then `w` for `black`; byte `j` of each
-    /// half is added (or subtracted) times `mult[j]` (wrapping).
-    pub pairs8: Pairs8Fn,
+    /// `accumulate` on `i16` (wrapping).
+    pub accumulate16: AccumulateFn<i16>,
     /// `out = min(max(acc, 0), 127 << shift)` rounded to `shift` fewer bits (half up), as bytes
     /// in 0..=127.
     pub crelu8: fn(&[i16], &mut [u8], u32),
@@ -209,7 +205,7 @@ const SCALAR: Kernels = Kernels {
     affine: affine_scalar,
     dot: dot_scalar,
     update16: update_scalar::<i16>,
-    pairs8: pairs8_scalar,
+    accumulate16: accumulate_scalar::<i16>,
     crelu8: crelu8_scalar,
     dense8: dense8_scalar,
     dot8: dot8_scalar,
@@ -317,20 +313,6 @@ fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32]
     accumulate_scalar(dst, table, adds, subs, 0);
 }
 
-fn pairs8_scalar(white: &mut [i16], black: &mut [i16], table: &[i8], adds: &[u32], subs: &[u32], first: u32, mult: &[i16]) {
-    let w = white.len();
-    assert!(black.len() == w && mult.len() >= w);
-    for (&f, sign) in adds.iter().map(|f| (f, 1i16)).chain(subs.iter().map(|f| (f, -1i16))) {
-        let r = (f - first) as usize;
-        let row = &table[r * 2 * w..(r + 1) * 2 * w];
-        for half in [&mut *white, &mut *black].into_iter().zip([&row[..w], &row[w..]]) {
-            for ((d, &x), &m) in half.0.iter_mut().zip(half.1).zip(mult) {
-                *d = d.wrapping_add(sign.wrapping_mul(x as i16).wrapping_mul(m));
-            }
-        }
-    }
-}
-
 fn accumulate_scalar<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32], first: u32) {
     let w = dst.len();
     for &f in adds {
@@ -399,7 +381,7 @@ const AVX2: Kernels = Kernels {
     affine: avx2::affine,
     dot: avx2::dot,
     update16: avx2::update::<i16>,
-    pairs8: avx2::pairs8,
+    accumulate16: avx2::accumulate::<i16>,
     crelu8: avx2::crelu8,
     dense8: avx2::dense8,
     dot8: avx2::dot8,
@@ -419,48 +401,6 @@ mod avx2 {
     pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
         assert!(src.len() >= dst.len());
         update_checked(dst.as_mut_ptr(), src.as_ptr(), dst.len(), table, adds, subs, 0);
-    }
-
-    pub(super) fn pairs8(white: &mut [i16], black: &mut [i16], table: &[i8], adds: &[u32], subs: &[u32], first: u32, mult: &[i16]) {
-        let w = white.len();
-        assert!(black.len() == w && mult.len() >= w);
-        for &f in adds.iter().chain(subs) {
-            assert!(f >= first && ((f - first) as usize + 1) * 2 * w <= table.len());
-        }
-        if w % 16 != 0 {
-            return super::pairs8_scalar(white, black, table, adds, subs, first, mult);
-        }
-        // SAFETY: AVX2 is present (see the module docs); `w` values at each point of view and
-        // multipliers, a multiple of 16, and rows of `2 w` bytes checked above.
-        unsafe { pairs8_impl(white.as_mut_ptr(), black.as_mut_ptr(), w, table.as_ptr(), adds, subs, first, mult.as_ptr()) }
-    }
-
-    /// The rows' bytes are summed in 16-bit lanes (wrapping) and the sums multiplied: the same
-    /// integers as multiplying each byte, since multiplication distributes over wrapping addition.
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn pairs8_impl(white: *mut i16, black: *mut i16, w: usize, table: *const i8, adds: &[u32], subs: &[u32], first: u32, mult: *const i16) {
-        let bytes = |p: *const i8| _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i));
-        let mut k = 0;
-        while k < w {
-            let (mut sw, mut sb) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-            for &f in adds {
-                let row = table.add((f - first) as usize * 2 * w + k);
-                sw = _mm256_add_epi16(sw, bytes(row));
-                sb = _mm256_add_epi16(sb, bytes(row.add(w)));
-            }
-            for &f in subs {
-                let row = table.add((f - first) as usize * 2 * w + k);
-                sw = _mm256_sub_epi16(sw, bytes(row));
-                sb = _mm256_sub_epi16(sb, bytes(row.add(w)));
-            }
-            let m = _mm256_loadu_si256(mult.add(k) as *const __m256i);
-            for (d, sum) in [(white.add(k), sw), (black.add(k), sb)] {
-                let v = _mm256_loadu_si256(d as *const __m256i);
-                _mm256_storeu_si256(d as *mut __m256i, _mm256_add_epi16(v, _mm256_mullo_epi16(sum, m)));
-            }
-            k += 16;
-        }
     }
 
     pub(super) fn accumulate<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32], first: u32) {
@@ -1197,39 +1137,18 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(a1, want);
-                // In place, on the first 16 values (a narrow pattern table's rows; 32-bit, as
-                // the float network's accumulator).
-                let m16 = 16.min(n);
-                let narrow: Vec<i32> = table[..10 * m16].iter().map(|&v| v as i32 * 70_000).collect();
-                let src32: Vec<i32> = src[..m16].iter().map(|&v| v as i32 * 70_000).collect();
-                let (mut b1, mut b2) = (src32.clone(), src32.clone());
-                (fast.accumulate)(&mut b1, &narrow, &[101, 107, 107], &[100, 109], 100);
-                (slow.accumulate)(&mut b2, &narrow, &[101, 107, 107], &[100, 109], 100);
-                let want: Vec<i32> = (0..m16)
+                // In place, on the first 16 values (a narrow pattern table's rows).
+                let (m16, narrow) = (16.min(n), &table[..10 * 16.min(n)]);
+                let (mut b1, mut b2) = (src[..m16].to_vec(), src[..m16].to_vec());
+                (fast.accumulate16)(&mut b1, narrow, &[101, 107, 107], &[100, 109], 100);
+                (slow.accumulate16)(&mut b2, narrow, &[101, 107, 107], &[100, 109], 100);
+                let want: Vec<i16> = (0..m16)
                     .map(|k| {
                         let row = |r: usize| narrow[r * m16 + k];
-                        src32[k].wrapping_add(row(1)).wrapping_add(row(7)).wrapping_add(row(7)).wrapping_sub(row(0)).wrapping_sub(row(9))
+                        src[k].wrapping_add(row(1)).wrapping_add(row(7)).wrapping_add(row(7)).wrapping_sub(row(0)).wrapping_sub(row(9))
                     })
                     .collect();
                 assert_eq!((&b1, &b2), (&want, &want));
-                // Byte rows for both points of view at once (the quantised patterns), with
-                // multipliers per value: White's n values of a row, then Black's.
-                let bytes_table: Vec<i8> = bytes(10 * 2 * n, 11, -127, 127).into_iter().map(|v| v as i8).collect();
-                for top in [1i32, 7, 300] {
-                    let mult: Vec<i16> = bytes(n, 12 + top as u32, 1, top).into_iter().map(|v| v.max(1) as i16).collect();
-                    let (mut w1, mut bl1) = (src.clone(), src.iter().rev().copied().collect::<Vec<i16>>());
-                    let (mut w2, mut bl2) = (w1.clone(), bl1.clone());
-                    let (adds, subs) = ([101u32, 107, 107], [100u32, 109]);
-                    (fast.pairs8)(&mut w1, &mut bl1, &bytes_table, &adds, &subs, 100, &mult);
-                    (slow.pairs8)(&mut w2, &mut bl2, &bytes_table, &adds, &subs, 100, &mult);
-                    let want = |start: &[i16], half: usize| -> Vec<i16> {
-                        let v = |r: usize, k: usize| (bytes_table[r * 2 * n + half * n + k] as i16).wrapping_mul(mult[k]);
-                        (0..n).map(|k| start[k].wrapping_add(v(1, k)).wrapping_add(v(7, k)).wrapping_add(v(7, k)).wrapping_sub(v(0, k)).wrapping_sub(v(9, k))).collect()
-                    };
-                    let (ww, wb) = (want(&src, 0), want(&src.iter().rev().copied().collect::<Vec<i16>>(), 1));
-                    assert_eq!((&w1, &bl1), (&ww, &wb), "pairs8 {n} multipliers to {top}");
-                    assert_eq!((&w2, &bl2), (&ww, &wb), "pairs8 scalar {n} multipliers to {top}");
-                }
                 for shift in 0..=6 {
                     let acc: Vec<i16> = (0..n as i32).map(|i| ((i * 997) % 20000 - 4000) as i16).collect();
                     let (mut c1, mut c2) = (vec![0u8; n], vec![0u8; n]);

@@ -435,8 +435,6 @@ impl Network {
         acc.set_pieces(pos.occupied().count() as usize);
         acc.set_configs(if self.features.patterns { block_configs(pos) } else { [0; BLOCKS] });
         let mut active = [0u32; FeatureSet::PATTERNS.max_active()];
-        // White's block patterns, which name the quantised patterns' rows for both points of view.
-        let (mut white_patterns, mut white_count) = ([0u32; BLOCKS], 0);
         let max = self.features.max_active();
         for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
             let mut n = 0;
@@ -462,18 +460,11 @@ impl Network {
                     let q = self.quantised();
                     let half = &mut acc.narrow_values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update16)(half, &q.ft_b, &q.ft_w, squares, &[]);
-                    if p == 0 {
-                        white_patterns[..patterns.len()].copy_from_slice(patterns);
-                        white_count = patterns.len();
+                    if w > 0 {
+                        (self.kernels.accumulate16)(&mut half[..w], &q.pt_w, patterns, &[], FEATURES as u32);
                     }
                 }
             }
-        }
-        let w = self.pattern_width;
-        if precision == Precision::Int8 && w > 0 {
-            let q = self.quantised();
-            let (white, black) = acc.narrow_values_mut().split_at_mut(a);
-            (self.kernels.pairs8)(&mut white[..w], &mut black[..w], &q.pt8, &white_patterns[..white_count], &[], FEATURES as u32, &q.pt_mult);
         }
     }
 
@@ -511,16 +502,11 @@ impl Network {
                     let src = &parent.narrow_values()[p * a..(p + 1) * a];
                     let dst = &mut child.narrow_values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update16)(dst, src, &q.ft_w, added, removed);
+                    if patterns {
+                        (self.kernels.accumulate16)(&mut dst[..w], &q.pt_w, pat_added, pat_removed, first);
+                    }
                 }
             }
-        }
-        // The quantised patterns: one byte row a changed block for both points of view, named
-        // by White's features.
-        let (pat_added, pat_removed) = deltas[0].patterns();
-        if precision == Precision::Int8 && (!pat_added.is_empty() || !pat_removed.is_empty()) {
-            let q = self.quantised();
-            let (white, black) = child.narrow_values_mut().split_at_mut(a);
-            (self.kernels.pairs8)(&mut white[..w], &mut black[..w], &q.pt8, pat_added, pat_removed, first, &q.pt_mult);
         }
     }
 

@@ -5,11 +5,6 @@
 //!   `shift` (0 to 6) is the largest for which no accumulator entry can overflow, from the same
 //!   bound as the float check (each square holds at most one piece); a network whose entries
 //!   could pass 32767 even at `shift` 0 is not quantised (the float network still runs).
-//! - Block patterns: bytes times a whole number per output, `m_k = ceil(max |q_k| / 127)` for
-//!   the largest 16-bit value `q_k` of that output's column (the bound above counts the values
-//!   so rounded), in one table of rows that hold both points of view's values for a block and
-//!   configuration ([`Quantised::pt8`]): an update reads one 64-byte row for each configuration
-//!   a block leaves or takes, where two 16-bit rows were read.
 //! - Activations: the clipped accumulator `clamp(acc, 0, 127 << shift) >> shift` (rounded) is a
 //!   byte in 0..=127 that stands for `byte / 127`. With pairwise products, the first dense layer
 //!   reads `x y >> 7` of each pair of such bytes, which stands for `x y / 127^2` times 127 / 128:
@@ -146,17 +141,9 @@ pub(crate) struct Quantised {
     pub position_of: Vec<usize>,
     /// Feature-major, as the float table: the piece squares' rows (`width` values each).
     pub ft_w: Aligned<i16>,
-    /// The block patterns as bytes, both points of view in one row: row `b * 6561 + c`
-    /// (White's block `b` in configuration `c`, numbered as White's pattern features from 0) is
-    /// White's `pattern_width` values for it (the first outputs: the order keeps the outputs
-    /// the patterns feed first), then Black's, which are those of the feature Black sees for it
-    /// (block `15 - b`, mirrored). An update reads one such row (a 64-byte cache line with 32
-    /// outputs) for each configuration a block leaves or takes, where a 16-bit table for each
-    /// point of view read two.
-    pub pt8: Aligned<i8>,
-    /// The patterns' values are bytes times these, one for each of the `pattern_width` outputs
-    /// they feed (in the accumulator's order).
-    pub pt_mult: Aligned<i16>,
+    /// The block patterns' rows (`pattern_width` values each, the first outputs: the order
+    /// keeps the outputs the patterns feed first).
+    pub pt_w: Aligned<i16>,
     pub ft_b: Aligned<i16>,
     /// The dense layers and heads of each phase bucket.
     pub stacks: Vec<Stack8>,
@@ -212,12 +199,6 @@ impl Quantised {
         let groups = f.features.exclusive_groups();
         let largest: Vec<Vec<f32>> =
             (0..a).map(|k| groups.iter().map(|g| g.iter().map(|&j| f.ft_w[k * n + j].abs()).fold(0.0, f32::max)).collect()).collect();
-        let pieces = crate::features::FEATURES;
-        // The block patterns are bytes times a whole number per output: the smallest that holds
-        // its column's largest weight (at least 1).
-        let largest_pattern: Vec<f32> =
-            (0..a).map(|k| largest[k][crate::features::SQUARES..].iter().fold(0.0f32, |m, &x| m.max(x))).collect();
-        let multiplier = |shift: u32, k: usize| ((largest_pattern[k] as f64 * (127i64 << shift) as f64 / 127.0).ceil() as i64).max(1);
         // The largest first-layer output magnitude at each shift, on the rounded integers.
         let ft_at = |shift: u32| {
             let scale = (127i64 << shift) as f64;
@@ -225,10 +206,8 @@ impl Quantised {
             let mut worst = (0usize, 0i64);
             for k in 0..a {
                 let mut bound = q(f.ft_b[k]).abs();
-                let m = multiplier(shift, k);
-                for (g, &x) in largest[k].iter().enumerate() {
-                    // The piece squares' groups first, then one per block (bytes times m).
-                    bound += if g < crate::features::SQUARES { q(x) } else { (x as f64 * scale / m as f64).round() as i64 * m };
+                for &x in &largest[k] {
+                    bound += q(x);
                 }
                 if bound > worst.1 {
                     worst = (k, bound);
@@ -251,10 +230,9 @@ impl Quantised {
         for (p, &k) in order.iter().enumerate() {
             position_of[k] = p;
         }
-        let pw = f.pattern_width;
-        let mut pt_mult = Aligned::zeros(pw);
+        let (pieces, pw) = (crate::features::FEATURES, f.pattern_width);
         let mut ft_w = Aligned::zeros(pieces * a);
-        let mut pt8 = Aligned::zeros((n - pieces) * 2 * pw);
+        let mut pt_w = Aligned::zeros((n - pieces) * pw);
         let mut ft_b = Aligned::zeros(a);
         for k in 0..a {
             for j in 0..pieces {
@@ -263,15 +241,7 @@ impl Quantised {
             if k < pw {
                 debug_assert!(position_of[k] < pw);
                 for j in pieces..n {
-                    let m = multiplier(shift, k);
-                    pt_mult[position_of[k]] = m as i16;
-                    let byte = ((f.ft_w[k * n + j] as f64 * scale as f64 / m as f64).round() as i64).clamp(-127, 127) as i8;
-                    // Feature j's byte is White's for its block and configuration, and Black's
-                    // for the pair whose mirror it is.
-                    let r = j - pieces;
-                    pt8[r * 2 * pw + position_of[k]] = byte;
-                    let m = crate::features::mirror_feature(j) - pieces;
-                    pt8[m * 2 * pw + pw + position_of[k]] = byte;
+                    pt_w[(j - pieces) * pw + position_of[k]] = q16(f.ft_w[k * n + j]);
                 }
             }
             ft_b[position_of[k]] = q16(f.ft_b[k]);
@@ -320,7 +290,7 @@ impl Quantised {
         // The policy reads the clipped accumulator itself, with or without pairwise products.
         let bytes_of: Vec<usize> = position_of.iter().copied().chain(position_of.iter().map(|&p| padded_width + p)).collect();
         let policy = Policy8::new(f.policy, &bytes_of, 2 * padded_width)?;
-        Ok(Quantised { shift, padded_width, position_of, ft_w, pt8, pt_mult, ft_b, stacks, policy })
+        Ok(Quantised { shift, padded_width, position_of, ft_w, pt_w, ft_b, stacks, policy })
     }
 }
 
