@@ -91,6 +91,10 @@ pub struct SearchOptions {
     pub singular_all_depth: i32,
     /// `lmr_moves`: late-move reductions start with this move (counted from 0, in search order).
     pub lmr_moves: i32,
+    /// `lmr_nonpv_moves`: at non-PV nodes, late-move reductions start with this move instead
+    /// (counted from 0; Scan 2.0 reduces there from the second move, 1); 0: `lmr_moves` at
+    /// every node.
+    pub lmr_nonpv_moves: i32,
     /// `aspiration`: the half-width, in centi-men, of an iteration's first window around the
     /// previous iteration's score (doubled at each fail).
     pub aspiration: i32,
@@ -175,6 +179,7 @@ impl SearchOptions {
         singular_margin: 2,
         singular_all_depth: SearchOptions::SINGULAR_ALL_DEPTH,
         lmr_moves: 3,
+        lmr_nonpv_moves: 0,
         aspiration: 25,
         rfp: false,
         rfp_margin: 50,
@@ -235,6 +240,7 @@ impl SearchOptions {
             "probcut_margin" | "rfp_margin" | "lazy_margin" | "singular_margin" => (0, 1000),
             "aspiration" => (1, 1000),
             "lmp_moves" | "lmr_moves" => (1, SearchOptions::MAX_LMP_MOVES),
+            "lmr_nonpv_moves" => (0, SearchOptions::MAX_LMP_MOVES),
             "policy_depth" | "singular_all_depth" => (1, SearchOptions::MAX_POLICY_DEPTH),
             "threads" => (1, SearchOptions::MAX_THREADS as i32),
             _ => return None,
@@ -242,7 +248,7 @@ impl SearchOptions {
     }
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 31] = [
+    pub const NAMES: [&'static str; 32] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -265,6 +271,7 @@ impl SearchOptions {
         "singular_margin",
         "singular_all_depth",
         "lmr_moves",
+        "lmr_nonpv_moves",
         "aspiration",
         "rfp",
         "rfp_margin",
@@ -278,7 +285,8 @@ impl SearchOptions {
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
     /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `singular_margin`, `aspiration`,
-    /// `lmp_moves`, `lmr_moves`, `singular_all_depth`, `policy_depth` and `threads`.
+    /// `lmp_moves`, `lmr_moves`, `lmr_nonpv_moves`, `singular_all_depth`, `policy_depth` and
+    /// `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
         let name = name.trim();
         let value = value.trim();
@@ -329,6 +337,13 @@ impl SearchOptions {
             "singular_margin" => self.singular_margin = centi_men()?,
             "singular_all_depth" => self.singular_all_depth = count(SearchOptions::MAX_POLICY_DEPTH, "a depth from 1 to 64")?,
             "lmr_moves" => self.lmr_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
+            "lmr_nonpv_moves" => {
+                self.lmr_nonpv_moves = value
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|n| (0..=SearchOptions::MAX_LMP_MOVES).contains(n))
+                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of moves from 0 to 64" })?
+            }
             "aspiration" => self.aspiration = count(1000, "a number of centi-men from 1 to 1000")?,
             "rfp" => self.rfp = switch()?,
             "quantised" => self.quantised = switch()?,
@@ -375,6 +390,7 @@ impl SearchOptions {
             "singular_margin" => self.singular_margin.to_string(),
             "singular_all_depth" => self.singular_all_depth.to_string(),
             "lmr_moves" => self.lmr_moves.to_string(),
+            "lmr_nonpv_moves" => self.lmr_nonpv_moves.to_string(),
             "aspiration" => self.aspiration.to_string(),
             "rfp" => s(self.rfp),
             "rfp_margin" => self.rfp_margin.to_string(),

@@ -1167,7 +1167,8 @@ impl<E: Evaluation> Searcher<'_, E> {
                 -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node)
             } else {
                 // Late quiet moves are reduced, unless they give the opponent a capture.
-                let r = if !threat && tried as i32 >= self.opts.lmr_moves && !capture && k < KILLER_KEY {
+                let first = if !pv_node && self.opts.lmr_nonpv_moves > 0 { self.opts.lmr_nonpv_moves } else { self.opts.lmr_moves };
+                let r = if !threat && tried as i32 >= first && !capture && k < KILLER_KEY {
                     self.reduction(depth, tried, pv_node, k)
                 } else {
                     0

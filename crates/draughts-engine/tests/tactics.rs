@@ -188,8 +188,11 @@ fn option_sets() -> Vec<(String, SearchOptions)> {
             (name.to_string(), o)
         })
         .collect();
+    let mut nonpv = SearchOptions::BASELINE;
+    nonpv.set("lmr_nonpv_moves", "1").unwrap();
+    sets.push(("lmr_nonpv_moves=1".into(), nonpv));
     let mut all = SearchOptions::BASELINE;
-    all.parse_list("full_time qs_threat qs_promotions single_reply probcut lmr_early lmr_history lmr_log iir cont_history corr_history lmp drawish singular singular_all rfp lazy_eval qs_exchanges policy_order").unwrap();
+    all.parse_list("full_time qs_threat qs_promotions single_reply probcut lmr_early lmr_history lmr_log iir cont_history corr_history lmp drawish singular singular_all rfp lazy_eval qs_exchanges policy_order lmr_nonpv_moves=1").unwrap();
     sets.push(("all".into(), all));
     sets
 }
