@@ -305,14 +305,15 @@ impl SearchOptions {
                 .filter(|m| (0..=1000).contains(m))
                 .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of centi-men from 0 to 1000" })
         };
-        // A whole number from 1 to `max`.
-        let count = |max: i32, expected: &'static str| {
+        // A whole number from `least` to `max`.
+        let whole = |least: i32, max: i32, expected: &'static str| {
             value
                 .parse::<i32>()
                 .ok()
-                .filter(|n| (1..=max).contains(n))
+                .filter(|n| (least..=max).contains(n))
                 .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected })
         };
+        let count = |max: i32, expected: &'static str| whole(1, max, expected);
         match known {
             "full_time" => self.full_time = switch()?,
             "qs_threat" => self.qs_threat = switch()?,
@@ -337,13 +338,7 @@ impl SearchOptions {
             "singular_margin" => self.singular_margin = centi_men()?,
             "singular_all_depth" => self.singular_all_depth = count(SearchOptions::MAX_POLICY_DEPTH, "a depth from 1 to 64")?,
             "lmr_moves" => self.lmr_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
-            "lmr_nonpv_moves" => {
-                self.lmr_nonpv_moves = value
-                    .parse::<i32>()
-                    .ok()
-                    .filter(|n| (0..=SearchOptions::MAX_LMP_MOVES).contains(n))
-                    .ok_or(OptionError::BadValue { name: known, value: value.to_owned(), expected: "a number of moves from 0 to 64" })?
-            }
+            "lmr_nonpv_moves" => self.lmr_nonpv_moves = whole(0, SearchOptions::MAX_LMP_MOVES, "a number of moves from 0 to 64")?,
             "aspiration" => self.aspiration = count(1000, "a number of centi-men from 1 to 1000")?,
             "rfp" => self.rfp = switch()?,
             "quantised" => self.quantised = switch()?,
