@@ -34,7 +34,10 @@ fn assert_close(a: &NetEvaluation, b: &NetEvaluation) {
         .zip(&b.policy)
         .chain(a.wdl.iter().zip(&b.wdl))
     {
-        assert!((x - y).abs() < 1e-5, "{a:?} vs {b:?}");
+        // Float32 sums depend on the batch's shape and on the threads libtorch uses (tests share
+        // one process): 1.7e-5 was seen between a batch of 30 and batches of 3. A request answered
+        // with another position's output would be off by far more.
+        assert!((x - y).abs() < 1e-4, "{a:?} vs {b:?}");
     }
     match (a.moves_left, b.moves_left) {
         (Some(x), Some(y)) => assert!((x - y).abs() < 1e-4),
