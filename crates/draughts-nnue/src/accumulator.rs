@@ -26,7 +26,8 @@ impl Precision {
     }
 }
 
-/// The first layer's output for White's point of view, then Black's (`2 * width` values). In
+/// The first layer's output for White's point of view, then Black's (`2 * width` values; with
+/// block patterns, without the blocks' rows, which an evaluation adds from `configs`). In
 /// [`Precision::Float`] each value is the layer's output times [`crate::Q`] (`i32`); in
 /// [`Precision::Int8`] times the network's 16-bit scale (`i16`). Updated move by move with
 /// [`crate::Network::update`]; equal, bit for bit, to [`crate::Network::refresh`] of the same
@@ -37,7 +38,8 @@ pub struct Accumulator {
     /// Pieces on the board of the position it is for (which phase bucket evaluates it).
     pieces: u8,
     /// Its blocks' configurations (White's point of view; zeros for a network without
-    /// patterns), from which an update finds the pattern rows a move changes.
+    /// patterns), whose rows an evaluation adds to the first `pattern_width` values: `values`
+    /// hold the piece squares' part only.
     configs: BlockConfigs,
 }
 

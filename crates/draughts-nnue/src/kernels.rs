@@ -130,8 +130,6 @@ type UpdateFn = fn(&mut [i32], &[i32], &[i32], &[u32], &[u32]);
 type AffineFn = fn(&[f32], &[f32], &[f32], &mut [f32], bool);
 /// `update16(dst, src, table, adds, subs)`.
 type Update16Fn = fn(&mut [i16], &[i16], &[i16], &[u32], &[u32]);
-/// `accumulate(dst, table, adds, subs, first)`.
-type AccumulateFn<T> = fn(&mut [T], &[T], &[u32], &[u32], u32);
 /// `dense8(x, w, b, scale, out)`.
 type Dense8Fn = fn(&[u8], &[i8], &[i32], &[f32], &mut [u8]);
 
@@ -142,9 +140,6 @@ pub(crate) struct Kernels {
     /// `dst = src + sum of the rows `adds` - sum of the rows `subs`` of `table` (rows of
     /// `dst.len()` values, i32, wrapping).
     pub update: UpdateFn,
-    /// `update` in place: `dst += sum of the rows adds - sum of the rows subs` (rows of
-    /// `dst.len()` values: the narrow block-pattern table), row `f - first` for each `f`.
-    pub accumulate: AccumulateFn<i32>,
     /// `out = clamp(acc, 0, Q) / Q`.
     pub crelu: fn(&[i32], &mut [f32]),
     /// `out = b + x W` with `W` stored input-major (`w[j * out.len() + k]`), then clipped to
@@ -154,8 +149,6 @@ pub(crate) struct Kernels {
     pub dot: fn(&[f32], &[f32]) -> f32,
     /// The quantised network's accumulator update: `update` on `i16` (wrapping).
     pub update16: Update16Fn,
-    /// `accumulate` on `i16` (wrapping).
-    pub accumulate16: AccumulateFn<i16>,
     /// `out = min(max(acc, 0), 127 << shift)` rounded to `shift` fewer bits (half up), as bytes
     /// in 0..=127.
     pub crelu8: fn(&[i16], &mut [u8], u32),
@@ -200,12 +193,10 @@ impl Kernels {
 const SCALAR: Kernels = Kernels {
     name: "scalar",
     update: update_scalar::<i32>,
-    accumulate: accumulate_scalar::<i32>,
     crelu: crelu_scalar,
     affine: affine_scalar,
     dot: dot_scalar,
     update16: update_scalar::<i16>,
-    accumulate16: accumulate_scalar::<i16>,
     crelu8: crelu8_scalar,
     dense8: dense8_scalar,
     dot8: dot8_scalar,
@@ -310,19 +301,14 @@ acc_lane!(i16, 16, _mm256_add_epi16, _mm256_sub_epi16);
 fn update_scalar<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
     let w = dst.len();
     dst.copy_from_slice(&src[..w]);
-    accumulate_scalar(dst, table, adds, subs, 0);
-}
-
-fn accumulate_scalar<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32], first: u32) {
-    let w = dst.len();
     for &f in adds {
-        let r = (f - first) as usize;
+        let r = f as usize;
         for (d, s) in dst.iter_mut().zip(&table[r * w..(r + 1) * w]) {
             *d = d.wrapping_add(*s);
         }
     }
     for &f in subs {
-        let r = (f - first) as usize;
+        let r = f as usize;
         for (d, s) in dst.iter_mut().zip(&table[r * w..(r + 1) * w]) {
             *d = d.wrapping_sub(*s);
         }
@@ -376,12 +362,10 @@ fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
 const AVX2: Kernels = Kernels {
     name: "avx2+fma",
     update: avx2::update::<i32>,
-    accumulate: avx2::accumulate::<i32>,
     crelu: avx2::crelu,
     affine: avx2::affine,
     dot: avx2::dot,
     update16: avx2::update::<i16>,
-    accumulate16: avx2::accumulate::<i16>,
     crelu8: avx2::crelu8,
     dense8: avx2::dense8,
     dot8: avx2::dot8,
@@ -400,19 +384,14 @@ mod avx2 {
 
     pub(super) fn update<T: AccLane>(dst: &mut [T], src: &[T], table: &[T], adds: &[u32], subs: &[u32]) {
         assert!(src.len() >= dst.len());
-        update_checked(dst.as_mut_ptr(), src.as_ptr(), dst.len(), table, adds, subs, 0);
-    }
-
-    pub(super) fn accumulate<T: AccLane>(dst: &mut [T], table: &[T], adds: &[u32], subs: &[u32], first: u32) {
-        let d = dst.as_mut_ptr();
-        update_checked(d, d, dst.len(), table, adds, subs, first);
+        update_checked(dst.as_mut_ptr(), src.as_ptr(), dst.len(), table, adds, subs);
     }
 
     /// `w` values at `d` = those at `s` (the same place, or `w` values that do not overlap
-    /// them) plus and minus rows `f - first` of `table`.
-    fn update_checked<T: AccLane>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32], first: u32) {
+    /// them) plus and minus rows `f` of `table`.
+    fn update_checked<T: AccLane>(d: *mut T, s: *const T, w: usize, table: &[T], adds: &[u32], subs: &[u32]) {
         for &f in adds.iter().chain(subs) {
-            assert!(f >= first && ((f - first) as usize + 1) * w <= table.len());
+            assert!((f as usize + 1) * w <= table.len());
         }
         let aligned = w % T::PER_REGISTER == 0 && [d as *const T, s, table.as_ptr()].iter().all(|p| *p as usize % 32 == 0);
         // SAFETY: AVX2 is present (see the module docs); the callers give `w` values at `d` and
@@ -421,9 +400,9 @@ mod avx2 {
         // written to `d`, so `d == s` updates in place.
         unsafe {
             if aligned {
-                update_impl::<T, true>(d, s, w, table, adds, subs, first)
+                update_impl::<T, true>(d, s, w, table, adds, subs)
             } else {
-                update_impl::<T, false>(d, s, w, table, adds, subs, first)
+                update_impl::<T, false>(d, s, w, table, adds, subs)
             }
         }
     }
@@ -469,10 +448,8 @@ mod avx2 {
         table: &[T],
         adds: &[u32],
         subs: &[u32],
-        first: u32,
     ) {
         let n = T::PER_REGISTER;
-        // Rows are numbered from `first`.
         let t = table.as_ptr();
         let mut k = 0;
         // 8 registers at a time, every row added in registers.
@@ -482,13 +459,13 @@ mod avx2 {
                 *ri = load_i::<A>(i32s(s.add(k + n * i)));
             }
             for &f in adds {
-                let row = t.add((f - first) as usize * w + k);
+                let row = t.add(f as usize * w + k);
                 for (i, ri) in r.iter_mut().enumerate() {
                     *ri = T::add256(*ri, load_i::<A>(i32s(row.add(n * i))));
                 }
             }
             for &f in subs {
-                let row = t.add((f - first) as usize * w + k);
+                let row = t.add(f as usize * w + k);
                 for (i, ri) in r.iter_mut().enumerate() {
                     *ri = T::sub256(*ri, load_i::<A>(i32s(row.add(n * i))));
                 }
@@ -501,10 +478,10 @@ mod avx2 {
         while k + n <= w {
             let mut r = load_i::<A>(i32s(s.add(k)));
             for &f in adds {
-                r = T::add256(r, load_i::<A>(i32s(t.add((f - first) as usize * w + k))));
+                r = T::add256(r, load_i::<A>(i32s(t.add(f as usize * w + k))));
             }
             for &f in subs {
-                r = T::sub256(r, load_i::<A>(i32s(t.add((f - first) as usize * w + k))));
+                r = T::sub256(r, load_i::<A>(i32s(t.add(f as usize * w + k))));
             }
             store_i::<A>(d.add(k) as *mut i32, r);
             k += n;
@@ -512,10 +489,10 @@ mod avx2 {
         while k < w {
             let mut v = *s.add(k);
             for &f in adds {
-                v = v.wrapping_add(*t.add((f - first) as usize * w + k));
+                v = v.wrapping_add(*t.add(f as usize * w + k));
             }
             for &f in subs {
-                v = v.wrapping_sub(*t.add((f - first) as usize * w + k));
+                v = v.wrapping_sub(*t.add(f as usize * w + k));
             }
             *d.add(k) = v;
             k += 1;
@@ -1137,17 +1114,16 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(a1, want);
-                // In place, on the first 16 values (a narrow pattern table's rows).
-                let (m16, narrow) = (16.min(n), &table[..10 * 16.min(n)]);
-                let (mut b1, mut b2) = (src[..m16].to_vec(), src[..m16].to_vec());
-                (fast.accumulate16)(&mut b1, narrow, &[101, 107, 107], &[100, 109], 100);
-                (slow.accumulate16)(&mut b2, narrow, &[101, 107, 107], &[100, 109], 100);
-                let want: Vec<i16> = (0..m16)
-                    .map(|k| {
-                        let row = |r: usize| narrow[r * m16 + k];
-                        src[k].wrapping_add(row(1)).wrapping_add(row(7)).wrapping_add(row(7)).wrapping_sub(row(0)).wrapping_sub(row(9))
-                    })
-                    .collect();
+                // The first 32 values (or fewer) and 16 rows of a narrow table: the block
+                // patterns added at evaluation, one row a block.
+                let m32 = 32.min(n);
+                let narrow: Vec<i16> = bytes(20 * m32, 11, -30000, 30000).into_iter().map(|v| v as i16).collect();
+                let rows: Vec<u32> = (0..16).map(|b| (b * 7 + 3) % 20).collect();
+                let (mut b1, mut b2) = (vec![0i16; m32], vec![0i16; m32]);
+                (fast.update16)(&mut b1, &src[..m32], &narrow, &rows, &[]);
+                (slow.update16)(&mut b2, &src[..m32], &narrow, &rows, &[]);
+                let want: Vec<i16> =
+                    (0..m32).map(|k| rows.iter().fold(src[k], |v, &r| v.wrapping_add(narrow[r as usize * m32 + k]))).collect();
                 assert_eq!((&b1, &b2), (&want, &want));
                 for shift in 0..=6 {
                     let acc: Vec<i16> = (0..n as i32).map(|i| ((i * 997) % 20000 - 4000) as i16).collect();

@@ -23,7 +23,9 @@
 //! block patterns (`NetConfig::patterns`) has one more tensor, `pt.weight` `[104976, P]`: one row
 //! per pattern feature (an embedding table, no bias), added to the accumulator's first `P`
 //! outputs like `ft`'s columns (`P` = `NetConfig::pattern_outputs`: `A`, or the narrower
-//! `pattern_width`, whose rows take fewer bytes to read on each move).
+//! `pattern_width`, whose rows take fewer bytes to read). Natively the accumulator keeps the
+//! piece squares' part and the blocks' configurations; an evaluation adds the 16 rows of each
+//! point of view (see [`Network::update`]).
 //!
 //! # Numbers
 //! The accumulator is kept in fixed point (`i32`, first-layer weights times [`crate::Q`] =
@@ -44,7 +46,7 @@ use draughts_core::{Color, Move, Position};
 use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
 use crate::accumulator::{Accumulator, Precision};
-use crate::features::{block_configs, Delta, FeatureSet, BLOCKS, FEATURES, PATTERN_FEATURES};
+use crate::features::{block_configs, for_each_active, pattern_rows, Delta, FeatureSet, BLOCKS, FEATURES, MAX_ACTIVE, PATTERN_FEATURES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
 use crate::quant::{FloatLayers, FloatStack, Quantised};
@@ -139,6 +141,9 @@ pub struct Scratch {
     b8: Aligned<u8>,
     /// The precision of the last evaluation (`h0` or `h8` holds its first layer).
     last: Precision,
+    /// One point of view's first `pattern_width` values with the blocks' rows added.
+    pat: Aligned<i32>,
+    pat16: Aligned<i16>,
     indices: Vec<u16>,
     acc: Option<Accumulator>,
 }
@@ -427,42 +432,34 @@ impl Network {
         self.quant.as_ref().expect("int8 accumulators exist only for quantised networks")
     }
 
-    /// Computes `acc` for `pos` from scratch, in the accumulator's precision.
+    /// Computes `acc` for `pos` from scratch, in the accumulator's precision: the piece squares'
+    /// rows, and the blocks' configurations (whose rows are added at evaluation, see
+    /// [`Network::update`]).
     pub fn refresh(&self, pos: &Position, acc: &mut Accumulator) {
         let a = self.width;
         let precision = self.supported(acc.precision());
         acc.resize(a, precision);
         acc.set_pieces(pos.occupied().count() as usize);
         acc.set_configs(if self.features.patterns { block_configs(pos) } else { [0; BLOCKS] });
-        let mut active = [0u32; FeatureSet::PATTERNS.max_active()];
-        let max = self.features.max_active();
+        let mut active = [0u32; MAX_ACTIVE];
         for (p, color) in [Color::White, Color::Black].into_iter().enumerate() {
             let mut n = 0;
-            self.features.for_each_active(pos, color, |f| {
-                if n < max {
+            for_each_active(pos, color, |f| {
+                if n < MAX_ACTIVE {
                     active[n] = f as u32;
                     n += 1;
                 }
             });
-            // The piece squares come first, then the blocks' patterns (rows of their own table).
-            let pieces = active[..n].partition_point(|&f| (f as usize) < FEATURES);
-            let (squares, patterns) = active[..n].split_at(pieces);
-            let w = self.pattern_width;
+            let squares = &active[..n];
             match precision {
                 Precision::Float => {
                     let half = &mut acc.values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update)(half, &self.ft_b, &self.ft_w, squares, &[]);
-                    if w > 0 {
-                        (self.kernels.accumulate)(&mut half[..w], &self.pt_w, patterns, &[], FEATURES as u32);
-                    }
                 }
                 Precision::Int8 => {
                     let q = self.quantised();
                     let half = &mut acc.narrow_values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update16)(half, &q.ft_b, &q.ft_w, squares, &[]);
-                    if w > 0 {
-                        (self.kernels.accumulate16)(&mut half[..w], &q.pt_w, patterns, &[], FEATURES as u32);
-                    }
                 }
             }
         }
@@ -470,8 +467,12 @@ impl Network {
 
     /// Sets `child` to the accumulator of `before.play(mv)`, given `parent`, the accumulator of
     /// `before` (`child` takes its precision): one pass over each half, adding and subtracting
-    /// the few rows the move changes. (`parent` also carries its blocks' configurations, set by
-    /// [`Network::refresh`] and every update, from which the changed patterns are found.)
+    /// the few piece-square rows the move changes. With block patterns the accumulator holds
+    /// the piece squares' part and the blocks' configurations, which the move's digits turn into
+    /// the child's; the blocks' rows are added when the accumulator is evaluated (16 rows a point
+    /// of view, from the configurations), not move by move: in a search an evaluation follows
+    /// about 2.6 updates (the nodes between it and the nearest up-to-date ancestor), each of which
+    /// changed about 12 rows a point of view.
     pub fn update(&self, parent: &Accumulator, before: &Position, mv: &Move, child: &mut Accumulator) {
         let a = self.width;
         let precision = parent.precision();
@@ -482,29 +483,19 @@ impl Network {
         self.features.move_deltas_from(&mut configs, before, mv, &mut deltas);
         child.set_configs(configs);
         child.set_pieces(parent.pieces() - deltas[0].captured());
-        let (w, first) = (self.pattern_width, FEATURES as u32);
         for (p, d) in deltas.iter().enumerate() {
-            // The piece squares' rows, then the blocks' patterns (rows of their own table,
-            // numbered from FEATURES).
-            let ((added, removed), (pat_added, pat_removed)) = (d.pieces(), d.patterns());
-            let patterns = !pat_added.is_empty() || !pat_removed.is_empty();
+            let (added, removed) = d.pieces();
             match precision {
                 Precision::Float => {
                     let src = &parent.values()[p * a..(p + 1) * a];
                     let dst = &mut child.values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update)(dst, src, &self.ft_w, added, removed);
-                    if patterns {
-                        (self.kernels.accumulate)(&mut dst[..w], &self.pt_w, pat_added, pat_removed, first);
-                    }
                 }
                 Precision::Int8 => {
                     let q = self.quantised();
                     let src = &parent.narrow_values()[p * a..(p + 1) * a];
                     let dst = &mut child.narrow_values_mut()[p * a..(p + 1) * a];
                     (self.kernels.update16)(dst, src, &q.ft_w, added, removed);
-                    if patterns {
-                        (self.kernels.accumulate16)(&mut dst[..w], &q.pt_w, pat_added, pat_removed, first);
-                    }
                 }
             }
         }
@@ -526,8 +517,20 @@ impl Network {
             Color::Black => (&v[a..2 * a], &v[..a]),
         };
         let (h_us, h_them) = scratch.h0.split_at_mut(a);
-        (self.kernels.crelu)(us, h_us);
-        (self.kernels.crelu)(them, h_them);
+        let w = self.pattern_width;
+        if w == 0 {
+            (self.kernels.crelu)(us, h_us);
+            (self.kernels.crelu)(them, h_them);
+            return;
+        }
+        // The blocks' rows on the first `w` values (see `Network::update`).
+        scratch.pat.resize(w);
+        for (values, h, pov) in [(us, h_us, side), (them, h_them, !side)] {
+            let rows = pattern_rows(acc.configs(), pov);
+            (self.kernels.update)(&mut scratch.pat, &values[..w], &self.pt_w, &rows, &[]);
+            (self.kernels.crelu)(&scratch.pat, &mut h[..w]);
+            (self.kernels.crelu)(&values[w..], &mut h[w..]);
+        }
     }
 
     /// The first dense layer's input: `h0` (filled by [`Network::first_layer`]) itself, or, with
@@ -600,14 +603,26 @@ impl Network {
             Color::White => (&v[..a], &v[a..2 * a]),
             Color::Black => (&v[a..2 * a], &v[..a]),
         };
-        let Scratch { h8, p8, a8, b8, last, .. } = scratch;
+        let Scratch { h8, p8, a8, b8, last, pat16, .. } = scratch;
         *last = Precision::Int8;
         if h8.len() != 2 * pw {
             // Fresh zeros: the padding between the two halves stays 0.
             *h8 = Aligned::zeros(2 * pw);
         }
-        (self.kernels.crelu8)(us, &mut h8[..a], q.shift);
-        (self.kernels.crelu8)(them, &mut h8[pw..pw + a], q.shift);
+        let w = self.pattern_width;
+        if w == 0 {
+            (self.kernels.crelu8)(us, &mut h8[..a], q.shift);
+            (self.kernels.crelu8)(them, &mut h8[pw..pw + a], q.shift);
+        } else {
+            // The blocks' rows on the first `w` values (see `Network::update`).
+            pat16.resize(w);
+            for (values, at, pov) in [(us, 0, side), (them, pw, !side)] {
+                let rows = pattern_rows(acc.configs(), pov);
+                (self.kernels.update16)(pat16, &values[..w], &q.pt_w, &rows, &[]);
+                (self.kernels.crelu8)(pat16, &mut h8[at..at + w], q.shift);
+                (self.kernels.crelu8)(&values[w..], &mut h8[at + w..at + a], q.shift);
+            }
+        }
         let mut input: &[u8] = &h8[..];
         if self.arch.pairwise {
             let half = a / 2;
