@@ -86,7 +86,7 @@ pub struct NetConfig {
     /// Sparse, with `patterns`: the patterns feed only the first this many accumulator outputs
     /// (a multiple of 16, at most `accumulator`, and at most half of it with `pairwise`), a
     /// table of `104976 x pattern_width` in place of `104976 x accumulator`: fewer bytes to
-    /// read per move. 0: every output (every network before it).
+    /// read per evaluation. 0: every output (every network before it).
     pub pattern_width: usize,
 }
 
