@@ -166,28 +166,57 @@ impl FeatureSet {
         d
     }
 
-    /// The piece-square deltas of `mv`, played in `before`, from White's point of view and from
-    /// Black's, in one pass, written into `out` (a delta is 224 bytes: returning two was a copy
-    /// worth 3% of a search). With patterns, `configs`, the blocks' configurations in `before`
-    /// ([`block_configs`]), becomes those after the move (sums of digits, not readings of the
-    /// board); the blocks' rows are not in the deltas: a network adds them when it evaluates
-    /// ([`pattern_rows`]), 16 rows a point of view where a move's changes were about 12 and an
-    /// evaluation followed 2.6 updates on average in a search.
+    /// The piece-square changes of `mv`, played in `before`, from White's point of view and from
+    /// Black's, in one pass, written into `out` (only the entries in use: zeroing the two
+    /// 224-byte [`Delta`]s this once filled was about a quarter of an update's own time). With
+    /// patterns, `configs`, the blocks' configurations in `before` ([`block_configs`]), becomes
+    /// those after the move (sums of digits, not readings of the board); the blocks' rows are not
+    /// in the changes: a network adds them when it evaluates ([`pattern_rows`]), 16 rows a point
+    /// of view where a move's changes were about 12 and an evaluation followed 2.6 updates on
+    /// average in a search.
     #[inline]
-    pub fn move_deltas_from(self, configs: &mut BlockConfigs, before: &Position, mv: &Move, out: &mut [Delta; 2]) {
-        let [white, black] = out;
-        white.set_pieces(before, mv, Color::White);
-        for (m, &f) in black.added.iter_mut().zip(white.added()) {
+    pub fn move_deltas_from(self, configs: &mut BlockConfigs, before: &Position, mv: &Move, out: &mut PieceDeltas) {
+        let [white, black] = &mut out.removed;
+        let (added, n) = piece_changes(before, mv, Color::White, white);
+        for (m, &f) in black.iter_mut().zip(&white[..n]) {
             *m = mirror_piece_feature(f as usize) as u32;
         }
-        for (m, &f) in black.removed.iter_mut().zip(white.removed()) {
-            *m = mirror_piece_feature(f as usize) as u32;
-        }
-        (black.added_pieces, black.removed_pieces, black.captured) = (white.added_pieces, white.removed_pieces, white.captured);
-        (black.added_len, black.removed_len) = (white.added_len, white.removed_len);
+        out.added = [added, mirror_piece_feature(added as usize) as u32];
+        out.removed_len = n as u8;
         if self.patterns {
             play_on_blocks(configs, before, mv);
         }
+    }
+}
+
+/// The piece-square features a move changes from both points of view (White's, then Black's):
+/// what [`FeatureSet::move_deltas_from`] gives an accumulator update. One feature turns on (the
+/// moving piece on its landing square), the moving piece's start square and the captured
+/// pieces turn off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PieceDeltas {
+    added: [u32; 2],
+    removed: [[u32; MAX_REMOVED]; 2],
+    removed_len: u8,
+}
+
+impl Default for PieceDeltas {
+    fn default() -> PieceDeltas {
+        PieceDeltas { added: [0; 2], removed: [[0; MAX_REMOVED]; 2], removed_len: 0 }
+    }
+}
+
+impl PieceDeltas {
+    /// The features that turn on and off for point of view `p` (0: White, 1: Black).
+    #[inline]
+    pub fn pov(&self, p: usize) -> (&[u32], &[u32]) {
+        (std::slice::from_ref(&self.added[p]), &self.removed[p][..self.removed_len as usize])
+    }
+
+    /// The number of pieces the move captures.
+    #[inline]
+    pub fn captured(&self) -> usize {
+        self.removed_len as usize - 1
     }
 }
 
@@ -504,7 +533,7 @@ impl Delta {
         d
     }
 
-    /// An empty delta, to be written by [`FeatureSet::move_deltas_from`].
+    /// An empty delta, to be written by [`move_delta`] and [`FeatureSet::move_delta`].
     #[inline]
     pub fn empty() -> Delta {
         Delta {
@@ -536,24 +565,35 @@ impl Delta {
     /// Makes this the piece-square delta of `mv` ([`move_delta`]).
     #[inline]
     fn set_pieces(&mut self, before: &Position, mv: &Move, perspective: Color) {
-        let d = self;
-        let us = before.side_to_move();
-        let was = if mv.is_king_move() { Role::King } else { Role::Man };
-        let becomes = if mv.is_king_move() || mv.promotes() { Role::King } else { Role::Man };
-        d.removed[0] = feature(perspective, us, was, mv.from()) as u32;
-        let mut n = 1;
-        let kings = before.all_kings();
-        for sq in mv.captured() {
-            let role = if kings.contains(sq) { Role::King } else { Role::Man };
-            if n < MAX_REMOVED {
-                d.removed[n] = feature(perspective, !us, role, sq) as u32;
-                n += 1;
-            }
-        }
-        d.added[0] = feature(perspective, us, becomes, mv.to()) as u32;
-        (d.added_len, d.removed_len, d.captured) = (1, n as u8, (n - 1) as u8);
-        (d.added_pieces, d.removed_pieces) = (1, n as u8);
+        let mut removed = [0u32; MAX_REMOVED];
+        let (added, n) = piece_changes(before, mv, perspective, &mut removed);
+        self.removed[..n].copy_from_slice(&removed[..n]);
+        self.added[0] = added;
+        (self.added_len, self.removed_len, self.captured) = (1, n as u8, (n - 1) as u8);
+        (self.added_pieces, self.removed_pieces) = (1, n as u8);
     }
+}
+
+/// The piece-square features `mv`, played in `before`, changes from `perspective`'s point of
+/// view: the one that turns on (the return value's first) and those that turn off, written to
+/// the front of `removed` (the moving piece's start square, then the captured pieces; the
+/// second value is how many).
+#[inline]
+fn piece_changes(before: &Position, mv: &Move, perspective: Color, removed: &mut [u32; MAX_REMOVED]) -> (u32, usize) {
+    let us = before.side_to_move();
+    let was = if mv.is_king_move() { Role::King } else { Role::Man };
+    let becomes = if mv.is_king_move() || mv.promotes() { Role::King } else { Role::Man };
+    removed[0] = feature(perspective, us, was, mv.from()) as u32;
+    let mut n = 1;
+    let kings = before.all_kings();
+    for sq in mv.captured() {
+        let role = if kings.contains(sq) { Role::King } else { Role::Man };
+        if n < MAX_REMOVED {
+            removed[n] = feature(perspective, !us, role, sq) as u32;
+            n += 1;
+        }
+    }
+    (feature(perspective, us, becomes, mv.to()) as u32, n)
 }
 
 #[cfg(test)]
@@ -717,25 +757,26 @@ mod tests {
                     // Both points of view in one pass: White's piece-square delta and its
                     // mirror, exactly (the blocks' rows are not in it: a network adds them at
                     // evaluation).
-                    let mut both = [Delta::empty(), Delta::empty()];
+                    let mut both = PieceDeltas::default();
                     let mut configs = block_configs(&pos);
                     set.move_deltas_from(&mut configs, &pos, &mv, &mut both);
                     // The blocks, summed digit by digit, are those read from the board after.
                     if set.patterns {
                         assert_eq!(configs, block_configs(&after), "{pos:?} {mv:?}");
                     }
-                    let (white, black) = (FeatureSet::PIECES.move_delta(&pos, &mv, Color::White), &both[1]);
-                    assert_eq!(both[0], white);
-                    assert_eq!(sorted(black.added()), sorted(white.mirrored().added()));
-                    assert_eq!(sorted(black.removed()), sorted(white.mirrored().removed()));
+                    let white = FeatureSet::PIECES.move_delta(&pos, &mv, Color::White);
+                    assert_eq!(both.pov(0), (white.added(), white.removed()));
+                    let black = both.pov(1);
+                    assert_eq!(sorted(black.0), sorted(white.mirrored().added()));
+                    assert_eq!(sorted(black.1), sorted(white.mirrored().removed()));
+                    assert_eq!(both.captured(), mv.captured().count() as usize);
                     // The piece squares first, the patterns after.
-                    for x in [&d, &both[0], black] {
-                        let ((pa, pr), (qa, qr)) = (x.pieces(), x.patterns());
-                        assert!(pa.iter().chain(pr).all(|&f| (f as usize) < FEATURES));
-                        assert!(qa.iter().chain(qr).all(|&f| (f as usize) >= FEATURES));
-                        assert_eq!([pa, qa].concat(), x.added());
-                        assert_eq!([pr, qr].concat(), x.removed());
-                    }
+                    let x = &d;
+                    let ((pa, pr), (qa, qr)) = (x.pieces(), x.patterns());
+                    assert!(pa.iter().chain(pr).all(|&f| (f as usize) < FEATURES));
+                    assert!(qa.iter().chain(qr).all(|&f| (f as usize) >= FEATURES));
+                    assert_eq!([pa, qa].concat(), x.added());
+                    assert_eq!([pr, qr].concat(), x.removed());
                     let mut counts = vec![0i32; set.len()];
                     for f in active_in(set, &pos, p) {
                         counts[f] += 1;

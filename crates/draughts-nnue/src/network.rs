@@ -46,7 +46,7 @@ use draughts_core::{Color, Move, Position};
 use draughts_model::{read_meta, read_tensors, read_weights, resolve_model, sidecar_of, CheckpointMeta, MetaError, NetConfig, NetKind, ResolveError};
 
 use crate::accumulator::{Accumulator, Precision};
-use crate::features::{block_configs, for_each_active, pattern_rows, Delta, FeatureSet, BLOCKS, FEATURES, MAX_ACTIVE, PATTERN_FEATURES};
+use crate::features::{block_configs, for_each_active, pattern_rows, FeatureSet, PieceDeltas, BLOCKS, FEATURES, MAX_ACTIVE, PATTERN_FEATURES};
 use crate::kernels::{Aligned, Kernels, Simd, Q};
 use crate::policy::{move_index, softmax_moves, POLICY_SIZE};
 use crate::quant::{FloatLayers, FloatStack, Quantised};
@@ -478,13 +478,13 @@ impl Network {
         let precision = parent.precision();
         child.resize(a, precision);
         // Black's features are White's mirrored.
-        let mut deltas = [Delta::empty(), Delta::empty()];
+        let mut deltas = PieceDeltas::default();
         let mut configs = *parent.configs();
         self.features.move_deltas_from(&mut configs, before, mv, &mut deltas);
         child.set_configs(configs);
-        child.set_pieces(parent.pieces() - deltas[0].captured());
-        for (p, d) in deltas.iter().enumerate() {
-            let (added, removed) = d.pieces();
+        child.set_pieces(parent.pieces() - deltas.captured());
+        for p in 0..2 {
+            let (added, removed) = deltas.pov(p);
             match precision {
                 Precision::Float => {
                     let src = &parent.values()[p * a..(p + 1) * a];
