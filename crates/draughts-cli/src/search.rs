@@ -36,8 +36,9 @@ pub struct Args {
     model: Option<std::path::PathBuf>,
     /// Search options as NAME=VALUE (repeatable, or comma-separated): full_time, qs_threat,
     /// qs_promotions, qs_exchanges, single_reply, probcut, lmr_early, lmr_history, lmr_log, iir,
-    /// cont_history, corr_history, lmp, time_policy, drawish, singular, singular_all, rfp, lazy_eval,
-    /// quantised, policy_order (on/off), probcut_margin, rfp_margin, lazy_margin, singular_margin
+    /// cont_history, corr_history, lmp, time_policy, drawish, singular, singular_all, rfp, futility,
+    /// lazy_eval, quantised, policy_order (on/off), probcut_margin, rfp_margin, futility_margin,
+    /// lazy_margin, singular_margin
     /// and aspiration (centi-men), lmp_moves, lmr_moves, lmr_nonpv_moves, singular_all_depth,
     /// policy_depth and threads.
     #[arg(long = "opt", value_name = "NAME=VALUE")]

@@ -105,6 +105,14 @@ pub struct SearchOptions {
     pub rfp: bool,
     /// `rfp_margin`: centi-men per ply of depth that `rfp` asks the static score to clear beta by.
     pub rfp_margin: i32,
+    /// `futility`: futility pruning of moves. At a non-PV node of depth 1 to
+    /// [`SearchOptions::FUTILITY_DEPTH`] with no capture to make and none threatened, whose
+    /// static score plus `futility_margin x depth` does not reach alpha, the quiet moves after the
+    /// first (killers, promotions and moves that give the opponent a capture excepted) are not
+    /// searched; the node is then worth at least that sum.
+    pub futility: bool,
+    /// `futility_margin`: centi-men per ply of depth that `futility` adds to the static score.
+    pub futility_margin: i32,
     /// `lazy_eval`: at a quiet horizon node whose material alone (a man 100, a king 300) is
     /// beyond the window by `lazy_margin`, the bound is returned without the static evaluation
     /// (the node still loses when it has no move). Not where `drawish` would shrink the score,
@@ -183,6 +191,8 @@ impl SearchOptions {
         aspiration: 25,
         rfp: false,
         rfp_margin: 50,
+        futility: false,
+        futility_margin: 60,
         lazy_eval: false,
         lazy_margin: 200,
         quantised: false,
@@ -218,6 +228,9 @@ impl SearchOptions {
     /// The deepest node `rfp` prunes.
     pub const RFP_DEPTH: i32 = 3;
 
+    /// The deepest node `futility` prunes at.
+    pub const FUTILITY_DEPTH: i32 = 2;
+
     /// The least depth `iir` reduces.
     pub const IIR_DEPTH: i32 = 4;
 
@@ -237,7 +250,7 @@ impl SearchOptions {
     /// accepts); `None` for a switch or an unknown name.
     pub fn range(name: &str) -> Option<(i32, i32)> {
         Some(match name {
-            "probcut_margin" | "rfp_margin" | "lazy_margin" | "singular_margin" => (0, 1000),
+            "probcut_margin" | "rfp_margin" | "futility_margin" | "lazy_margin" | "singular_margin" => (0, 1000),
             "aspiration" => (1, 1000),
             "lmp_moves" | "lmr_moves" => (1, SearchOptions::MAX_LMP_MOVES),
             "lmr_nonpv_moves" => (0, SearchOptions::MAX_LMP_MOVES),
@@ -248,7 +261,7 @@ impl SearchOptions {
     }
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 32] = [
+    pub const NAMES: [&'static str; 34] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -275,6 +288,8 @@ impl SearchOptions {
         "aspiration",
         "rfp",
         "rfp_margin",
+        "futility",
+        "futility_margin",
         "lazy_eval",
         "lazy_margin",
         "quantised",
@@ -284,7 +299,7 @@ impl SearchOptions {
     ];
 
     /// Sets option `name` from text: `on`/`off` (or `true`/`false`, `1`/`0`) for switches, a
-    /// number for `probcut_margin`, `rfp_margin`, `lazy_margin`, `singular_margin`, `aspiration`,
+    /// number for `probcut_margin`, `rfp_margin`, `futility_margin`, `lazy_margin`, `singular_margin`, `aspiration`,
     /// `lmp_moves`, `lmr_moves`, `lmr_nonpv_moves`, `singular_all_depth`, `policy_depth` and
     /// `threads`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
@@ -341,8 +356,10 @@ impl SearchOptions {
             "lmr_nonpv_moves" => self.lmr_nonpv_moves = whole(0, SearchOptions::MAX_LMP_MOVES, "a number of moves from 0 to 64")?,
             "aspiration" => self.aspiration = count(1000, "a number of centi-men from 1 to 1000")?,
             "rfp" => self.rfp = switch()?,
+            "futility" => self.futility = switch()?,
             "quantised" => self.quantised = switch()?,
             "rfp_margin" => self.rfp_margin = centi_men()?,
+            "futility_margin" => self.futility_margin = centi_men()?,
             "lazy_eval" => self.lazy_eval = switch()?,
             "lazy_margin" => self.lazy_margin = centi_men()?,
             "probcut_margin" => self.probcut_margin = centi_men()?,
@@ -388,7 +405,9 @@ impl SearchOptions {
             "lmr_nonpv_moves" => self.lmr_nonpv_moves.to_string(),
             "aspiration" => self.aspiration.to_string(),
             "rfp" => s(self.rfp),
+            "futility" => s(self.futility),
             "rfp_margin" => self.rfp_margin.to_string(),
+            "futility_margin" => self.futility_margin.to_string(),
             "lazy_eval" => s(self.lazy_eval),
             "lazy_margin" => self.lazy_margin.to_string(),
             "quantised" => s(self.quantised),

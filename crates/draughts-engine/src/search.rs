@@ -1136,6 +1136,24 @@ impl<E: Evaluation> Searcher<'_, E> {
             && !sensitive
             && beta.abs() < PROBCUT_SCORE_LIMIT
             && !pos.with_side_to_move(!pos.side_to_move()).has_capture();
+        // Futility pruning: near the horizon, a quiet node whose static score with a margin
+        // does not reach alpha searches only its first move and those that may change the
+        // material soon (killers, promotions, moves that give the opponent a capture).
+        let futile = if self.opts.futility
+            && !pv_node
+            && !capture
+            && !threat
+            && (1..=SearchOptions::FUTILITY_DEPTH).contains(&depth)
+            && !sensitive
+            && excluded == NO_EXCLUSION
+            && alpha.abs() < PROBCUT_SCORE_LIMIT
+            && !pos.with_side_to_move(!pos.side_to_move()).has_capture()
+        {
+            let v = self.ev.evaluate(ply, pos).0 + self.opts.futility_margin * depth;
+            (v <= alpha).then_some(v)
+        } else {
+            None
+        };
         let orig_alpha = alpha;
         let mut best = -INF;
         let mut best_i = usize::MAX;
@@ -1159,6 +1177,12 @@ impl<E: Evaluation> Searcher<'_, E> {
             // gives the opponent a capture is not searched.
             if lmp && tried as i32 >= self.opts.lmp_moves + depth * depth && k < KILLER_KEY && !child.has_capture() {
                 continue;
+            }
+            if let Some(v) = futile {
+                if tried > 0 && k < KILLER_KEY && !child.has_capture() {
+                    best = best.max(v);
+                    continue;
+                }
             }
             self.ev.make(ply, pos, &mv);
             self.prev_to[ply + 1] = mv.to().bit();

@@ -272,14 +272,16 @@ fn levels() {
 #[test]
 fn singular_extension_and_pruning_change_the_search_and_stay_reproducible() {
     // At depth 9 the PV nodes of depth >= 6 test their table move (`singular`), non-PV nodes of
-    // depth >= 8 too (`singular_all`), `rfp` prunes quiet nodes of depth 1 to 3, and `lazy_eval`
-    // answers horizon nodes from their material, `qs_exchanges` searches exchange offers there:
+    // depth >= 8 too (`singular_all`), `rfp` prunes quiet nodes of depth 1 to 3, `futility` their
+    // quiet moves at depth 1 and 2, `lazy_eval` answers horizon nodes from their material, and
+    // `qs_exchanges` searches exchange offers there:
     // with each switched on, some position must search a different tree, and each search must
     // still give the same result twice.
     let pairs = [
         ("singular=on", "singular=off"),
         ("singular_all=on", "singular_all=off"),
         ("rfp=on", "rfp=off"),
+        ("futility=on", "futility=off"),
         ("lazy_eval=on", "lazy_eval=off"),
         ("qs_exchanges=on", "qs_exchanges=off"),
     ];
