@@ -565,9 +565,7 @@ impl Delta {
     /// Makes this the piece-square delta of `mv` ([`move_delta`]).
     #[inline]
     fn set_pieces(&mut self, before: &Position, mv: &Move, perspective: Color) {
-        let mut removed = [0u32; MAX_REMOVED];
-        let (added, n) = piece_changes(before, mv, perspective, &mut removed);
-        self.removed[..n].copy_from_slice(&removed[..n]);
+        let (added, n) = piece_changes(before, mv, perspective, &mut self.removed);
         self.added[0] = added;
         (self.added_len, self.removed_len, self.captured) = (1, n as u8, (n - 1) as u8);
         (self.added_pieces, self.removed_pieces) = (1, n as u8);
@@ -576,10 +574,10 @@ impl Delta {
 
 /// The piece-square features `mv`, played in `before`, changes from `perspective`'s point of
 /// view: the one that turns on (the return value's first) and those that turn off, written to
-/// the front of `removed` (the moving piece's start square, then the captured pieces; the
-/// second value is how many).
+/// the front of `removed` (the moving piece's start square, then the captured pieces, at most
+/// [`MAX_REMOVED`] in all, which `removed` must hold; the second value is how many).
 #[inline]
-fn piece_changes(before: &Position, mv: &Move, perspective: Color, removed: &mut [u32; MAX_REMOVED]) -> (u32, usize) {
+fn piece_changes(before: &Position, mv: &Move, perspective: Color, removed: &mut [u32]) -> (u32, usize) {
     let us = before.side_to_move();
     let was = if mv.is_king_move() { Role::King } else { Role::Man };
     let becomes = if mv.is_king_move() || mv.promotes() { Role::King } else { Role::Man };
@@ -771,12 +769,11 @@ mod tests {
                     assert_eq!(sorted(black.1), sorted(white.mirrored().removed()));
                     assert_eq!(both.captured(), mv.captured().count() as usize);
                     // The piece squares first, the patterns after.
-                    let x = &d;
-                    let ((pa, pr), (qa, qr)) = (x.pieces(), x.patterns());
+                    let ((pa, pr), (qa, qr)) = (d.pieces(), d.patterns());
                     assert!(pa.iter().chain(pr).all(|&f| (f as usize) < FEATURES));
                     assert!(qa.iter().chain(qr).all(|&f| (f as usize) >= FEATURES));
-                    assert_eq!([pa, qa].concat(), x.added());
-                    assert_eq!([pr, qr].concat(), x.removed());
+                    assert_eq!([pa, qa].concat(), d.added());
+                    assert_eq!([pr, qr].concat(), d.removed());
                     let mut counts = vec![0i32; set.len()];
                     for f in active_in(set, &pos, p) {
                         counts[f] += 1;
