@@ -948,7 +948,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                             return v;
                         }
                     }
-                    let (v, mobility) = self.ev.evaluate(ply, pos);
+                    let (v, mobility) = self.ev.evaluate_hashed(ply, pos, hash);
                     // No capture and no one-step move: no legal move at all.
                     if mobility == 0 && !capture {
                         return -MATE + ply as i32;
@@ -1014,7 +1014,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             && beta.abs() < PROBCUT_SCORE_LIMIT
             && !pos.with_side_to_move(!pos.side_to_move()).has_capture()
         {
-            let v = self.ev.evaluate(ply, pos).0;
+            let v = self.ev.evaluate_hashed(ply, pos, hash).0;
             if v - self.opts.rfp_margin * depth >= beta {
                 return v;
             }
@@ -1149,7 +1149,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             && alpha.abs() < PROBCUT_SCORE_LIMIT
             && !pos.with_side_to_move(!pos.side_to_move()).has_capture()
         {
-            let v = self.ev.evaluate(ply, pos).0 + self.opts.futility_margin * depth;
+            let v = self.ev.evaluate_hashed(ply, pos, hash).0 + self.opts.futility_margin * depth;
             (v <= alpha).then_some(v)
         } else {
             None
@@ -1171,6 +1171,8 @@ impl<E: Evaluation> Searcher<'_, E> {
             let ch = hash ^ pos.hash_delta(&mv);
             if nd >= 1 {
                 self.tt.prefetch(ch);
+            } else {
+                self.ev.prefetch(ch);
             }
             let child = pos.play(&mv);
             // Late-move pruning: near the horizon, a late quiet move that neither is a killer nor
@@ -1235,7 +1237,7 @@ impl<E: Evaluation> Searcher<'_, E> {
         // Correction history: a quiet node's result, where its bound says which side of the
         // static score it lies on, teaches the tables what the static score missed.
         if self.opts.corr_history && depth >= 1 && !capture && !sensitive && best.abs() < PROBCUT_SCORE_LIMIT {
-            let raw = self.ev.evaluate(ply, pos).0;
+            let raw = self.ev.evaluate_hashed(ply, pos, hash).0;
             let trusted = if best >= beta {
                 best > raw
             } else if best <= orig_alpha {

@@ -82,6 +82,52 @@ fn lazy_updates_in(precision: Precision) {
     assert!(checked > 500, "{checked}");
 }
 
+#[test]
+fn cached_scores_are_the_networks() {
+    // Random lines from the start position pass through the same positions again and again:
+    // in an integer precision the second time is answered from the cache, with the network's
+    // score and the same move count; in float there is no cache.
+    let dir = tempfile::tempdir().unwrap();
+    let net = network(dir.path());
+    for precision in [Precision::Float, Precision::Int8] {
+        let mut lazy = Learned::new(net.clone());
+        let mut fresh = Learned::new(net.clone());
+        lazy.set_precision(precision);
+        fresh.set_precision(precision);
+        let mut state = 9u64;
+        let mut rand = move |n: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n.max(1)
+        };
+        let mut checked = 0;
+        for _ in 0..300 {
+            let mut pos = Position::start();
+            lazy.set_root(&pos);
+            for ply in 0..40 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                // Only a few first moves, so that lines meet.
+                let mv = moves[rand(moves.len().min(3))];
+                lazy.make(ply, &pos, &mv);
+                pos = pos.play(&mv);
+                if !pos.has_capture() {
+                    fresh.set_root(&pos);
+                    let want = fresh.evaluate(0, &pos);
+                    assert_eq!(lazy.evaluate_hashed(ply + 1, &pos, pos.hash()), want, "{precision:?} {pos:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 3000, "{checked}");
+        match precision {
+            Precision::Float => assert_eq!(lazy.cache_hits(), 0),
+            _ => assert!(lazy.cache_hits() > checked / 10, "{} of {checked}", lazy.cache_hits()),
+        }
+    }
+}
+
 /// The bench with `config`, searched twice: the same nodes, moves and scores.
 fn reproducible_bench(config: EngineConfig, depth: u32) -> draughts_engine::BenchResult {
     let a = bench_with(config.clone(), depth);
