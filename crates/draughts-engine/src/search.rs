@@ -1002,6 +1002,17 @@ impl<E: Evaluation> Searcher<'_, E> {
         }
         // When one capture exists, every legal move is a capture.
         let capture = moves[0].is_capture();
+        // The child of the table's move, most likely the first searched: its entry is loaded
+        // while the moves are ordered (and ProbCut and singular tests run).
+        let first_child = match tt_move {
+            Some(t) if (t.index as usize) < moves.len() => {
+                let i = t.index as usize;
+                let ch = hash ^ pos.hash_delta(&moves[i]);
+                self.prefetch_child(ch, depth - 1);
+                (i, ch)
+            }
+            _ => (usize::MAX, 0),
+        };
         // Reverse futility pruning: near the horizon, a quiet node whose static score clears
         // beta by a margin growing with depth is worth its static score. Not when the opponent
         // threatens a capture (the static score then misses the shot).
@@ -1157,22 +1168,30 @@ impl<E: Evaluation> Searcher<'_, E> {
         let orig_alpha = alpha;
         let mut best = -INF;
         let mut best_i = usize::MAX;
+        // The first move's child, prefetched when the moves were generated; then each next one.
+        let mut next_child = first_child;
         for tried in 0..order.len() {
             if tried == 1 {
                 sort_descending(&mut order[1..]);
             }
             let (k, i) = decode(order[tried]);
-            if i == excluded as usize {
-                continue;
-            }
             // The singular move: one ply deeper.
             let nd = nd + (i == singular as usize) as i32;
             let mv = moves[i];
-            let ch = hash ^ pos.hash_delta(&mv);
-            if nd >= 1 {
-                self.tt.prefetch(ch);
-            } else {
-                self.ev.prefetch(ch);
+            let prefetched = next_child.0 == i;
+            let ch = if prefetched { next_child.1 } else { hash ^ pos.hash_delta(&mv) };
+            if !prefetched {
+                self.prefetch_child(ch, nd);
+            }
+            // The next move's entry (the table's, or the evaluation's below the horizon) is
+            // loaded while this one is searched (the moves after the first are sorted now).
+            if tried >= 1 && tried + 1 < order.len() {
+                let j = decode(order[tried + 1]).1;
+                next_child = (j, hash ^ pos.hash_delta(&moves[j]));
+                self.prefetch_child(next_child.1, nd);
+            }
+            if i == excluded as usize {
+                continue;
             }
             let child = pos.play(&mv);
             // Late-move pruning: near the horizon, a late quiet move that neither is a killer nor
@@ -1267,6 +1286,16 @@ impl<E: Evaluation> Searcher<'_, E> {
             self.tt.store(hash, score_to_tt(best, ply), depth, bound, mv);
         }
         best
+    }
+
+    /// Prefetches what the search of a child of key `hash` at depth `depth` reads first.
+    #[inline(always)]
+    fn prefetch_child(&self, hash: u64, depth: i32) {
+        if depth >= 1 {
+            self.tt.prefetch(hash);
+        } else {
+            self.ev.prefetch(hash);
+        }
     }
 
     /// What the `corr_history` tables add to the static score of `pos` (centi-men, the side to
