@@ -239,17 +239,9 @@ impl Evaluation for Learned {
 
     #[inline(always)]
     fn prefetch(&self, hash: u64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(e) = self.cache.get(hash as usize & (EVAL_CACHE_ENTRIES - 1)) {
-            // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE is part of
-            // every x86_64 CPU.
-            #[allow(unsafe_code)]
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(e as *const u64 as *const i8)
-            }
+            crate::tt::prefetch_line(e);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = hash;
     }
 
     fn policy(&mut self, ply: usize, pos: &Position, moves: &[Move], out: &mut Vec<f32>) -> bool {

@@ -131,6 +131,21 @@ impl Slot {
     }
 }
 
+/// Asks the CPU to bring the cache line that holds `*item` into its caches (the table's buckets,
+/// the learned evaluation's score cache). Only a hint; it changes nothing.
+#[inline(always)]
+pub(crate) fn prefetch_line<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE is part of every
+    // x86_64 CPU.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(item as *const T as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
 const NO_MOVE: u8 = 255;
 const WAYS: usize = 4;
 
@@ -237,18 +252,7 @@ impl TranspositionTable {
     /// makes the move and updates the evaluation. Only a hint; it changes nothing.
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let p = &self.buckets[self.bucket_index(key)] as *const Bucket as *const i8;
-            // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE is part of
-            // every x86_64 CPU.
-            #[allow(unsafe_code)]
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p)
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        prefetch_line(&self.buckets[self.bucket_index(key)]);
     }
 
     /// The entry for `key`, if one is stored (and visible). Scores are as stored; the caller
