@@ -219,8 +219,6 @@ impl Evaluation for Learned {
         (self.score(ply, pos), one_step_moves(pos))
     }
 
-    /// The network's policy: the accumulator of `ply` is brought up to date and evaluated (the
-    /// policy reads the clipped accumulator the evaluation leaves), then each move's row.
     #[inline]
     fn evaluate_hashed(&mut self, ply: usize, pos: &Position, hash: u64) -> (i32, u32) {
         if self.cache.is_empty() {
@@ -244,6 +242,8 @@ impl Evaluation for Learned {
         }
     }
 
+    /// The network's policy: the accumulator of `ply` is brought up to date and evaluated (the
+    /// policy reads the clipped accumulator the evaluation leaves), then each move's row.
     fn policy(&mut self, ply: usize, pos: &Position, moves: &[Move], out: &mut Vec<f32>) -> bool {
         self.score(ply, pos);
         self.net.policy(pos.side_to_move(), moves, &mut self.scratch, out);

@@ -16,6 +16,15 @@ fn network(dir: &std::path::Path) -> Arc<Network> {
     Arc::new(Network::load(&write_checkpoint(dir, "t", 1, &arch, &random_tensors(&arch, 11, 2.0))).unwrap())
 }
 
+/// A seeded generator of numbers below `n` (0 for `n` = 0), for walking random lines.
+fn random_below(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize % n.max(1)
+    }
+}
+
 #[test]
 fn lazy_updates_give_the_scores_of_fresh_evaluations() {
     for precision in [Precision::Float, Precision::Int8] {
@@ -32,11 +41,7 @@ fn lazy_updates_in(precision: Precision) {
     fresh.set_precision(precision);
     assert_eq!(lazy.precision(), precision);
     // Walk random lines with skipped evaluations, as a search does.
-    let mut state = 5u64;
-    let mut rand = move |n: usize| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 33) as usize % n.max(1)
-    };
+    let mut rand = random_below(5);
     let mut checked = 0;
     for _ in 0..200 {
         let mut pos = Position::start();
@@ -94,11 +99,7 @@ fn cached_scores_are_the_networks() {
         let mut fresh = Learned::new(net.clone());
         lazy.set_precision(precision);
         fresh.set_precision(precision);
-        let mut state = 9u64;
-        let mut rand = move |n: usize| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) as usize % n.max(1)
-        };
+        let mut rand = random_below(9);
         let mut checked = 0;
         for _ in 0..300 {
             let mut pos = Position::start();
