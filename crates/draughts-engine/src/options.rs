@@ -48,6 +48,17 @@ pub struct SearchOptions {
     /// `lmr_history`: at a non-PV node, a late quiet move that is reduced at all is reduced one
     /// ply more when its history is negative (it failed to cut off more often than it cut).
     pub lmr_history: bool,
+    /// `lmr_cut`: a late quiet move that is reduced at all is reduced one ply more at an expected
+    /// cut node (a non-PV node reached by a reduced search, or the first move of an expected
+    /// all node), as Stockfish reduces `cutNode`s more.
+    pub lmr_cut: bool,
+    /// `iir_cut`: with `iir`, an expected cut node without a move from the table is searched two
+    /// plies shallower instead of one (Stockfish reduces such nodes more).
+    pub iir_cut: bool,
+    /// `singular_negative`: with `singular`, when the test finds another move within its margin
+    /// and the table's score reaches beta (or the node is an expected cut node), the table's
+    /// move is searched one ply shallower (Stockfish's negative extension).
+    pub singular_negative: bool,
     /// `lmr_log`: a reduced late move is reduced by `ln(depth) x ln(move number) / 2` plies,
     /// rounded (at least one; one less at PV nodes), as chess engines do, instead of one ply (two
     /// from the ninth move at non-PV nodes of depth 5 and more): deeper nodes and later moves
@@ -174,6 +185,9 @@ impl SearchOptions {
         probcut_margin: 10,
         lmr_early: false,
         lmr_history: false,
+        lmr_cut: false,
+        iir_cut: false,
+        singular_negative: false,
         lmr_log: false,
         iir: false,
         cont_history: false,
@@ -261,7 +275,7 @@ impl SearchOptions {
     }
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 34] = [
+    pub const NAMES: [&'static str; 37] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -271,8 +285,10 @@ impl SearchOptions {
         "probcut_margin",
         "lmr_early",
         "lmr_history",
+        "lmr_cut",
         "lmr_log",
         "iir",
+        "iir_cut",
         "cont_history",
         "corr_history",
         "lmp",
@@ -281,6 +297,7 @@ impl SearchOptions {
         "drawish",
         "singular",
         "singular_all",
+        "singular_negative",
         "singular_margin",
         "singular_all_depth",
         "lmr_moves",
@@ -338,8 +355,10 @@ impl SearchOptions {
             "probcut" => self.probcut = switch()?,
             "lmr_early" => self.lmr_early = switch()?,
             "lmr_history" => self.lmr_history = switch()?,
+            "lmr_cut" => self.lmr_cut = switch()?,
             "lmr_log" => self.lmr_log = switch()?,
             "iir" => self.iir = switch()?,
+            "iir_cut" => self.iir_cut = switch()?,
             "cont_history" => self.cont_history = switch()?,
             "corr_history" => self.corr_history = switch()?,
             "lmp" => self.lmp = switch()?,
@@ -350,6 +369,7 @@ impl SearchOptions {
             "drawish" => self.drawish = switch()?,
             "singular" => self.singular = switch()?,
             "singular_all" => self.singular_all = switch()?,
+            "singular_negative" => self.singular_negative = switch()?,
             "singular_margin" => self.singular_margin = centi_men()?,
             "singular_all_depth" => self.singular_all_depth = count(SearchOptions::MAX_POLICY_DEPTH, "a depth from 1 to 64")?,
             "lmr_moves" => self.lmr_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
@@ -387,8 +407,10 @@ impl SearchOptions {
             "probcut" => s(self.probcut),
             "lmr_early" => s(self.lmr_early),
             "lmr_history" => s(self.lmr_history),
+            "lmr_cut" => s(self.lmr_cut),
             "lmr_log" => s(self.lmr_log),
             "iir" => s(self.iir),
+            "iir_cut" => s(self.iir_cut),
             "cont_history" => s(self.cont_history),
             "corr_history" => s(self.corr_history),
             "lmp" => s(self.lmp),
@@ -399,6 +421,7 @@ impl SearchOptions {
             "drawish" => s(self.drawish),
             "singular" => s(self.singular),
             "singular_all" => s(self.singular_all),
+            "singular_negative" => s(self.singular_negative),
             "singular_margin" => self.singular_margin.to_string(),
             "singular_all_depth" => self.singular_all_depth.to_string(),
             "lmr_moves" => self.lmr_moves.to_string(),

@@ -840,22 +840,22 @@ impl<E: Evaluation> Searcher<'_, E> {
             let cc = self.next_ctr(c, &mv, &child);
             let score = if let Some(m) = margin {
                 if i == 0 || best <= -MATE_BOUND {
-                    -self.search(&child, ch, cc, depth - 1, -INF, INF, 1, true)
+                    -self.search(&child, ch, cc, depth - 1, -INF, INF, 1, true, false)
                 } else {
                     let floor = best - m;
-                    let v = -self.search(&child, ch, cc, depth - 1, -floor, -floor + 1, 1, false);
+                    let v = -self.search(&child, ch, cc, depth - 1, -floor, -floor + 1, 1, false, true);
                     if v >= floor && !self.aborted {
-                        -self.search(&child, ch, cc, depth - 1, -INF, -floor + 1, 1, true)
+                        -self.search(&child, ch, cc, depth - 1, -INF, -floor + 1, 1, true, false)
                     } else {
                         v
                     }
                 }
             } else if i == 0 {
-                -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true)
+                -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true, false)
             } else {
-                let v = -self.search(&child, ch, cc, depth - 1, -alpha - 1, -alpha, 1, false);
+                let v = -self.search(&child, ch, cc, depth - 1, -alpha - 1, -alpha, 1, false, true);
                 if v > alpha && v < beta && !self.aborted {
-                    -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true)
+                    -self.search(&child, ch, cc, depth - 1, -beta, -alpha, 1, true, false)
                 } else {
                     v
                 }
@@ -896,6 +896,9 @@ impl<E: Evaluation> Searcher<'_, E> {
         line.extend_from_slice(&tail[0]);
     }
 
+    /// The alpha-beta search of `pos` to `depth`. `pv_node`: searched with an open window;
+    /// `cut`: an expected cut node (non-PV, reached by a reduced or zero-window search of a late
+    /// move, or as the first move of an expected all node), which `lmr_cut` reduces more.
     #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
@@ -907,6 +910,7 @@ impl<E: Evaluation> Searcher<'_, E> {
         mut beta: i32,
         ply: usize,
         pv_node: bool,
+        cut: bool,
     ) -> i32 {
         if self.tick() {
             return 0;
@@ -990,7 +994,8 @@ impl<E: Evaluation> Searcher<'_, E> {
 
         // Internal iterative reduction: without a move from the table, one ply shallower.
         let depth = if self.opts.iir && depth >= SearchOptions::IIR_DEPTH && tt_move.is_none() && excluded == NO_EXCLUSION {
-            depth - 1
+            // `iir_cut`: two plies at an expected cut node.
+            depth - 1 - (self.opts.iir_cut && cut) as i32
         } else {
             depth
         };
@@ -1037,7 +1042,7 @@ impl<E: Evaluation> Searcher<'_, E> {
         if probcut && depth >= 3 && !sensitive && beta.abs() < PROBCUT_SCORE_LIMIT {
             let rbeta = beta + self.opts.probcut_margin * depth;
             self.in_probcut = true;
-            let v = self.search(pos, hash, c, (depth * 2 / 5).max(1), rbeta - 1, rbeta, ply, false);
+            let v = self.search(pos, hash, c, (depth * 2 / 5).max(1), rbeta - 1, rbeta, ply, false, cut);
             self.in_probcut = false;
             if self.aborted {
                 return 0;
@@ -1053,6 +1058,9 @@ impl<E: Evaluation> Searcher<'_, E> {
         // fail low against its score less a margin. At a non-PV node, other moves that reach
         // beta even without it cut the node (multi-cut).
         let mut singular = NO_EXCLUSION;
+        // `singular_negative`: the table's move, when the test finds other moves as good, one ply
+        // shallower (the index and the plies).
+        let mut tt_cut = (NO_EXCLUSION, 0);
         let singular_depth = if pv_node {
             SINGULAR_DEPTH
         } else if self.opts.singular_all && !self.in_probcut {
@@ -1068,7 +1076,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                 if valid && hit.depth >= depth - 3 && matches!(hit.bound, Bound::Lower | Bound::Exact) && v.abs() < PLY_SCORE_BOUND {
                     let sbeta = v - self.opts.singular_margin * depth;
                     self.excluded[ply] = m.index;
-                    let s = self.search(pos, hash, c, (depth - 1) / 2, sbeta - 1, sbeta, ply, false);
+                    let s = self.search(pos, hash, c, (depth - 1) / 2, sbeta - 1, sbeta, ply, false, cut);
                     self.excluded[ply] = NO_EXCLUSION;
                     if self.aborted {
                         return 0;
@@ -1078,6 +1086,8 @@ impl<E: Evaluation> Searcher<'_, E> {
                         singular = m.index;
                     } else if !pv_node && sbeta >= beta {
                         return sbeta;
+                    } else if self.opts.singular_negative && (v >= beta || cut) {
+                        tt_cut = (m.index, 1);
                     }
                 }
             }
@@ -1176,7 +1186,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             }
             let (k, i) = decode(order[tried]);
             // The singular move: one ply deeper.
-            let nd = nd + (i == singular as usize) as i32;
+            let nd = nd + (i == singular as usize) as i32 - if i == tt_cut.0 as usize { tt_cut.1 } else { 0 };
             let mv = moves[i];
             let prefetched = next_child.0 == i;
             let ch = if prefetched { next_child.1 } else { hash ^ pos.hash_delta(&mv) };
@@ -1209,22 +1219,22 @@ impl<E: Evaluation> Searcher<'_, E> {
             self.prev_to[ply + 1] = mv.to().bit();
             let cc = self.next_ctr(c, &mv, &child);
             let score = if tried == 0 {
-                -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node)
+                -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, pv_node, !pv_node && !cut)
             } else {
                 // Late quiet moves are reduced, unless they give the opponent a capture.
                 let first = if !pv_node && self.opts.lmr_nonpv_moves > 0 { self.opts.lmr_nonpv_moves } else { self.opts.lmr_moves };
                 let r = if !threat && tried as i32 >= first && !capture && k < KILLER_KEY {
-                    self.reduction(depth, tried, pv_node, k)
+                    self.reduction(depth, tried, pv_node, cut, k)
                 } else {
                     0
                 };
                 let r = if r > 0 && child.has_capture() { 0 } else { r };
-                let mut v = -self.search(&child, ch, cc, nd - r, -alpha - 1, -alpha, ply + 1, false);
+                let mut v = -self.search(&child, ch, cc, nd - r, -alpha - 1, -alpha, ply + 1, false, r > 0 || !cut);
                 if v > alpha && r > 0 && !self.aborted {
-                    v = -self.search(&child, ch, cc, nd, -alpha - 1, -alpha, ply + 1, false);
+                    v = -self.search(&child, ch, cc, nd, -alpha - 1, -alpha, ply + 1, false, !cut);
                 }
                 if v > alpha && v < beta && pv_node && !self.aborted {
-                    v = -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, true);
+                    v = -self.search(&child, ch, cc, nd, -beta, -alpha, ply + 1, true, false);
                 }
                 v
             };
@@ -1316,10 +1326,11 @@ impl<E: Evaluation> Searcher<'_, E> {
 
     /// Plies by which late quiet move number `tried` (from 0), of ordering key `key` (its history), is reduced at `depth`.
     #[inline(always)]
-    fn reduction(&self, depth: i32, tried: usize, pv_node: bool, key: i32) -> i32 {
+    fn reduction(&self, depth: i32, tried: usize, pv_node: bool, cut: bool, key: i32) -> i32 {
         let r = self.base_reduction(depth, tried, pv_node);
-        // `lmr_history`: a move with a negative history (its ordering key) one ply more.
-        r + (self.opts.lmr_history && r > 0 && !pv_node && key < 0) as i32
+        // `lmr_history`: a move with a negative history (its ordering key) one ply more;
+        // `lmr_cut`: one ply more at an expected cut node.
+        r + (self.opts.lmr_history && r > 0 && !pv_node && key < 0) as i32 + (self.opts.lmr_cut && r > 0 && cut) as i32
     }
 
     #[inline(always)]
@@ -1377,7 +1388,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             self.prev_to[ply + 1] = mv.to().bit();
             let ch = hash ^ pos.hash_delta(mv);
             let cc = self.next_ctr(c, mv, &child);
-            let v = -self.search(&child, ch, cc, QS_LAST, -beta, -alpha, ply + 1, false);
+            let v = -self.search(&child, ch, cc, QS_LAST, -beta, -alpha, ply + 1, false, false);
             if self.aborted {
                 return 0;
             }
