@@ -898,7 +898,8 @@ impl<E: Evaluation> Searcher<'_, E> {
 
     /// The alpha-beta search of `pos` to `depth`. `pv_node`: searched with an open window;
     /// `cut`: an expected cut node (non-PV, reached by a reduced or zero-window search of a late
-    /// move, or as the first move of an expected all node), which `lmr_cut` reduces more.
+    /// move, or as the first move of an expected all node), which `lmr_cut`, `iir_cut` and
+    /// `singular_negative` treat differently.
     #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
@@ -1059,8 +1060,8 @@ impl<E: Evaluation> Searcher<'_, E> {
         // beta even without it cut the node (multi-cut).
         let mut singular = NO_EXCLUSION;
         // `singular_negative`: the table's move, when the test finds other moves as good, one ply
-        // shallower (the index and the plies).
-        let mut tt_cut = (NO_EXCLUSION, 0);
+        // shallower.
+        let mut shallower = NO_EXCLUSION;
         let singular_depth = if pv_node {
             SINGULAR_DEPTH
         } else if self.opts.singular_all && !self.in_probcut {
@@ -1087,7 +1088,7 @@ impl<E: Evaluation> Searcher<'_, E> {
                     } else if !pv_node && sbeta >= beta {
                         return sbeta;
                     } else if self.opts.singular_negative && (v >= beta || cut) {
-                        tt_cut = (m.index, 1);
+                        shallower = m.index;
                     }
                 }
             }
@@ -1185,8 +1186,8 @@ impl<E: Evaluation> Searcher<'_, E> {
                 sort_descending(&mut order[1..]);
             }
             let (k, i) = decode(order[tried]);
-            // The singular move: one ply deeper.
-            let nd = nd + (i == singular as usize) as i32 - if i == tt_cut.0 as usize { tt_cut.1 } else { 0 };
+            // The singular move: one ply deeper; a table move found not alone: one shallower.
+            let nd = nd + (i == singular as usize) as i32 - (i == shallower as usize) as i32;
             let mv = moves[i];
             let prefetched = next_child.0 == i;
             let ch = if prefetched { next_child.1 } else { hash ^ pos.hash_delta(&mv) };
