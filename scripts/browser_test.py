@@ -335,6 +335,21 @@ def case_promotion(p):
     return f"7-2 made a king on 2 (engine replied {p.moves()[1]}; FEN {p.fen()})"
 
 
+def finished_download(folder, suffix):
+    """The text of the one file ending in `suffix` in `folder` once Chromium has finished writing it,
+    else None. Chromium reserves the final name with an empty file and writes to a `.crdownload`
+    beside it, so a file that exists may not be complete yet: wait for no partial file and a
+    non-empty one."""
+    names = os.listdir(folder)
+    if any(n.endswith(".crdownload") for n in names):
+        return None
+    path = next((os.path.join(folder, n) for n in names if n.endswith(suffix)), None)
+    if path is None or os.path.getsize(path) == 0:
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read() or None
+
+
 def case_finished(p, download_dir):
     """(d) a game won in one capture: result and reason shown; a drawn game: the draw rule; the PDN."""
     p.open()
@@ -358,9 +373,7 @@ def case_finished(p, download_dir):
     for f in os.listdir(download_dir):
         os.remove(os.path.join(download_dir, f))
     p.el("#download").click()
-    path = p.wait(lambda: next((os.path.join(download_dir, f) for f in os.listdir(download_dir)
-                                if f.endswith(".pdn")), None), "the PDN download", 15)
-    pdn = open(path, encoding="utf-8").read()
+    pdn = p.wait(lambda: finished_download(download_dir, ".pdn"), "the PDN download", 15)
     for tag in ['[Event "', '[White "You"]', '[Black "draughts easy', '[Result "2-0"]', '[SetUp "1"]',
                 '[FEN "W:W28:B23"]']:
         assert tag in pdn, f"{tag} not in the PDN:\n{pdn}"
