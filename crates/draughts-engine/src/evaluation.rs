@@ -115,9 +115,10 @@ pub struct Learned {
     cache_hits: u64,
 }
 
-/// Entries of [`Learned`]'s score cache (8 bytes each: 2 MiB, which stays in a core's level-2
-/// cache on the machines we measured; larger was slower, smaller found fewer positions).
-pub const EVAL_CACHE_ENTRIES: usize = 1 << 18;
+/// Entries of [`Learned`]'s score cache (8 bytes each: 512 KiB, half a core's level-2 cache on
+/// the machine we measured, which the table's buckets share: 2 MiB found more positions and was
+/// about 5% slower there; see ARCHITECTURE.md).
+pub const EVAL_CACHE_ENTRIES: usize = 1 << 16;
 
 impl Learned {
     /// The evaluation of `net`, with room for every ply of a search.
