@@ -36,7 +36,7 @@ pub struct Args {
     model: Option<std::path::PathBuf>,
     /// Search options as NAME=VALUE (repeatable, or comma-separated): full_time, qs_threat,
     /// qs_promotions, qs_exchanges, single_reply, probcut, lmr_early, lmr_history, lmr_cut, lmr_log,
-    /// iir, iir_cut, cont_history, corr_history, lmp, time_policy, drawish, singular,
+    /// iir, iir_cut, cont_history, corr_history, lmp, improving, time_policy, drawish, singular,
     /// singular_all, singular_negative, rfp, futility, lazy_eval, quantised, policy_order (on/off),
     /// probcut_margin, rfp_margin, futility_margin, lazy_margin, singular_margin and aspiration
     /// (centi-men), lmp_moves, lmr_moves, lmr_nonpv_moves, singular_all_depth, policy_depth and

@@ -162,7 +162,7 @@ fn search_options_by_name_in_search_and_hub() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let names = ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "probcut_margin", "lmr_early", "time_policy"];
-    for name in names.into_iter().chain(["drawish", "singular", "singular_all", "rfp", "rfp_margin", "lazy_eval", "lazy_margin", "qs_exchanges", "lmp", "lmp_moves", "lmr_history", "iir", "cont_history", "lmr_log", "policy_order", "policy_depth", "corr_history", "singular_margin", "singular_all_depth", "lmr_moves", "aspiration", "lmr_nonpv_moves", "futility", "futility_margin", "lmr_cut", "iir_cut", "singular_negative"]) {
+    for name in names.into_iter().chain(["drawish", "singular", "singular_all", "rfp", "rfp_margin", "lazy_eval", "lazy_margin", "qs_exchanges", "lmp", "lmp_moves", "lmr_history", "iir", "cont_history", "lmr_log", "policy_order", "policy_depth", "corr_history", "singular_margin", "singular_all_depth", "lmr_moves", "aspiration", "lmr_nonpv_moves", "futility", "futility_margin", "lmr_cut", "iir_cut", "singular_negative", "improving"]) {
         assert!(out.lines().any(|l| l.starts_with("param ") && l.contains(&format!("name={name} "))), "no param {name}: {out}");
     }
     assert!(out.lines().any(|l| l.starts_with("error") && l.contains("maybe")), "{out}");

@@ -59,6 +59,12 @@ pub struct SearchOptions {
     /// and the table's score reaches beta (or the node is an expected cut node), the table's
     /// move is searched one ply shallower (Stockfish's negative extension).
     pub singular_negative: bool,
+    /// `improving`: with `lmp`, a node whose static score is not above the one of the node two
+    /// plies up (the same side to move) searches half as many quiet moves before pruning the
+    /// rest (Stockfish's `improving`). The static score is computed at quiet non-PV nodes of
+    /// depth 1 to [`SearchOptions::LMP_DEPTH`] for it; without one two plies up, the node counts
+    /// as improving (the `lmp` of before).
+    pub improving: bool,
     /// `lmr_log`: a reduced late move is reduced by `ln(depth) x ln(move number) / 2` plies,
     /// rounded (at least one; one less at PV nodes), as chess engines do, instead of one ply (two
     /// from the ninth move at non-PV nodes of depth 5 and more): deeper nodes and later moves
@@ -188,6 +194,7 @@ impl SearchOptions {
         lmr_cut: false,
         iir_cut: false,
         singular_negative: false,
+        improving: false,
         lmr_log: false,
         iir: false,
         cont_history: false,
@@ -275,7 +282,7 @@ impl SearchOptions {
     }
 
     /// The names [`SearchOptions::set`] takes.
-    pub const NAMES: [&'static str; 37] = [
+    pub const NAMES: [&'static str; 38] = [
         "full_time",
         "qs_threat",
         "qs_promotions",
@@ -298,6 +305,7 @@ impl SearchOptions {
         "singular",
         "singular_all",
         "singular_negative",
+        "improving",
         "singular_margin",
         "singular_all_depth",
         "lmr_moves",
@@ -370,6 +378,7 @@ impl SearchOptions {
             "singular" => self.singular = switch()?,
             "singular_all" => self.singular_all = switch()?,
             "singular_negative" => self.singular_negative = switch()?,
+            "improving" => self.improving = switch()?,
             "singular_margin" => self.singular_margin = centi_men()?,
             "singular_all_depth" => self.singular_all_depth = count(SearchOptions::MAX_POLICY_DEPTH, "a depth from 1 to 64")?,
             "lmr_moves" => self.lmr_moves = count(SearchOptions::MAX_LMP_MOVES, "a number of moves from 1 to 64")?,
@@ -422,6 +431,7 @@ impl SearchOptions {
             "singular" => s(self.singular),
             "singular_all" => s(self.singular_all),
             "singular_negative" => s(self.singular_negative),
+            "improving" => s(self.improving),
             "singular_margin" => self.singular_margin.to_string(),
             "singular_all_depth" => self.singular_all_depth.to_string(),
             "lmr_moves" => self.lmr_moves.to_string(),

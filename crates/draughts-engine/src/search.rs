@@ -229,6 +229,8 @@ const PROBCUT_SCORE_LIMIT: i32 = 5_000;
 const QS_LAST: i32 = -1000;
 /// [`Searcher::excluded`] when no move is left out.
 const NO_EXCLUSION: u8 = u8::MAX;
+/// No static score at this ply (`improving`).
+const NO_STATIC: i32 = i32::MIN;
 /// The least depth of a singular-extension test (`singular`).
 const SINGULAR_DEPTH: i32 = 6;
 
@@ -496,6 +498,7 @@ fn run<E: Evaluation>(
             in_probcut: false,
             excluded: [NO_EXCLUSION; MAX_PLY + 2],
             prev_to: [0; MAX_PLY + 2],
+            static_score: [NO_STATIC; MAX_PLY + 2],
             egtb,
             egtb_root: None,
             tb_hits: 0,
@@ -684,6 +687,9 @@ struct Searcher<'a, E> {
     excluded: [u8; MAX_PLY + 2],
     /// Per ply, the to bit of the move that led to it (for `cont_history`; ply 0 has none).
     prev_to: [u8; MAX_PLY + 2],
+    /// Per ply, the static score of the node on the current line (`improving`; [`NO_STATIC`]:
+    /// not computed there).
+    static_score: [i32; MAX_PLY + 2],
     /// Endgame databases, if any.
     egtb: Option<&'a Endgames>,
     /// When the root is in the databases: its pieces and men (only less material is probed).
@@ -1008,6 +1014,26 @@ impl<E: Evaluation> Searcher<'_, E> {
         }
         // When one capture exists, every legal move is a capture.
         let capture = moves[0].is_capture();
+        // `improving`: the static score of a quiet non-PV node near the horizon, kept for the
+        // node two plies down (its grandchild), which compares its own with it. Written at every
+        // node that searches moves, before any child is searched, so the entry two plies up is
+        // always that of the current line.
+        let improving = if self.opts.improving && self.opts.lmp {
+            // A singular test searches this node's position again at this ply: it keeps the
+            // entry of the node it tests.
+            let here = if excluded != NO_EXCLUSION {
+                self.static_score[ply]
+            } else if !pv_node && !capture && (1..=SearchOptions::LMP_DEPTH).contains(&depth) {
+                self.ev.evaluate_hashed(ply, pos, hash).0
+            } else {
+                NO_STATIC
+            };
+            self.static_score[ply] = here;
+            let before = if ply >= 2 { self.static_score[ply - 2] } else { NO_STATIC };
+            here == NO_STATIC || before == NO_STATIC || here > before
+        } else {
+            true
+        };
         // The child of the table's move, most likely the first searched: its entry is loaded
         // while the moves are ordered (and ProbCut and singular tests run).
         let first_child = match tt_move {
@@ -1158,6 +1184,8 @@ impl<E: Evaluation> Searcher<'_, E> {
             && !sensitive
             && beta.abs() < PROBCUT_SCORE_LIMIT
             && !pos.with_side_to_move(!pos.side_to_move()).has_capture();
+        // The quiet moves searched before `lmp` prunes: half as many at a node not improving.
+        let lmp_after = (self.opts.lmp_moves + depth * depth) / if improving { 1 } else { 2 };
         // Futility pruning: near the horizon, a quiet node whose static score with a margin
         // does not reach alpha searches only its first move and those that may change the
         // material soon (killers, promotions, moves that give the opponent a capture).
@@ -1207,7 +1235,7 @@ impl<E: Evaluation> Searcher<'_, E> {
             let child = pos.play(&mv);
             // Late-move pruning: near the horizon, a late quiet move that neither is a killer nor
             // gives the opponent a capture is not searched.
-            if lmp && tried as i32 >= self.opts.lmp_moves + depth * depth && k < KILLER_KEY && !child.has_capture() {
+            if lmp && tried as i32 >= lmp_after && k < KILLER_KEY && !child.has_capture() {
                 continue;
             }
             if let Some(v) = futile {

@@ -179,7 +179,7 @@ fn engine_finds_the_combinations_with_colours_swapped() {
 
 /// Each search option alone, and all of them, as `SearchOptions`.
 fn option_sets() -> Vec<(String, SearchOptions)> {
-    let names = ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "lmr_early", "lmr_history", "lmr_cut", "lmr_log", "iir", "iir_cut", "cont_history", "corr_history", "lmp", "drawish", "singular", "singular_negative", "rfp", "futility", "lazy_eval", "qs_exchanges", "policy_order"];
+    let names = ["full_time", "qs_threat", "qs_promotions", "single_reply", "probcut", "lmr_early", "lmr_history", "lmr_cut", "lmr_log", "iir", "iir_cut", "cont_history", "corr_history", "lmp", "improving", "drawish", "singular", "singular_negative", "rfp", "futility", "lazy_eval", "qs_exchanges", "policy_order"];
     let mut sets: Vec<(String, SearchOptions)> = names
         .iter()
         .map(|name| {
@@ -191,8 +191,12 @@ fn option_sets() -> Vec<(String, SearchOptions)> {
     let mut nonpv = SearchOptions::BASELINE;
     nonpv.set("lmr_nonpv_moves", "1").unwrap();
     sets.push(("lmr_nonpv_moves=1".into(), nonpv));
+    // `improving` acts only with `lmp`.
+    let mut improving = SearchOptions::BASELINE;
+    improving.parse_list("lmp improving").unwrap();
+    sets.push(("lmp improving".into(), improving));
     let mut all = SearchOptions::BASELINE;
-    all.parse_list("full_time qs_threat qs_promotions single_reply probcut lmr_early lmr_history lmr_cut lmr_log iir iir_cut cont_history corr_history lmp drawish singular singular_all singular_negative rfp futility lazy_eval qs_exchanges policy_order lmr_nonpv_moves=1").unwrap();
+    all.parse_list("full_time qs_threat qs_promotions single_reply probcut lmr_early lmr_history lmr_cut lmr_log iir iir_cut cont_history corr_history lmp improving drawish singular singular_all singular_negative rfp futility lazy_eval qs_exchanges policy_order lmr_nonpv_moves=1").unwrap();
     sets.push(("all".into(), all));
     sets
 }

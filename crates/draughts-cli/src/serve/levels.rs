@@ -343,11 +343,11 @@ pub fn attach(levels: &mut [LevelSpec], ratings: &RatingsFile) {
 /// of them only when it differs from [`SearchOptions::BASELINE`], so that adding an option that
 /// is off changes no fingerprint (and no rating has to be measured again for it), while turning
 /// one on does.
-const OPTIONS_ADDED_LATER: [&str; 26] = [
+const OPTIONS_ADDED_LATER: [&str; 27] = [
     "singular", "singular_all", "rfp", "rfp_margin", "lazy_eval", "lazy_margin", "qs_exchanges", "lmp", "lmp_moves", "lmr_history", "iir",
     "cont_history", "lmr_log", "policy_order", "policy_depth", "corr_history", "singular_margin", "singular_all_depth", "lmr_moves",
     "aspiration", "lmr_nonpv_moves", "futility", "futility_margin", "lmr_cut", "iir_cut",
-    "singular_negative",
+    "singular_negative", "improving",
 ];
 
 /// The options as a level's fingerprint writes them: the derived `Debug` text of the options
