@@ -1185,7 +1185,8 @@ impl<E: Evaluation> Searcher<'_, E> {
             && beta.abs() < PROBCUT_SCORE_LIMIT
             && !pos.with_side_to_move(!pos.side_to_move()).has_capture();
         // The quiet moves searched before `lmp` prunes: half as many at a node not improving.
-        let lmp_after = (self.opts.lmp_moves + depth * depth) / if improving { 1 } else { 2 };
+        let lmp_after = self.opts.lmp_moves + depth * depth;
+        let lmp_after = if improving { lmp_after } else { lmp_after / 2 };
         // Futility pruning: near the horizon, a quiet node whose static score with a margin
         // does not reach alpha searches only its first move and those that may change the
         // material soon (killers, promotions, moves that give the opponent a capture).
